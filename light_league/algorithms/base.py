@@ -1,0 +1,73 @@
+"""Policy and learner contracts.
+
+A **policy** maps a batch of observations to action log-probabilities (numpy in, numpy out).
+The rollout loop samples from them; a policy never samples itself, so one seeded numpy
+generator in the worker makes a run deterministic.
+
+Anything with a matching ``log_probs`` method is a policy (``typing.Protocol``): the scripted
+opponents in ``envs/`` satisfy it without importing the framework.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from light_league.data_buffer.episode import SampleBatch
+
+
+@runtime_checkable
+class Policy(Protocol):
+    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        """``obs`` (N, obs_dim), ``mask`` (N, A) bool, ``agent_idx`` (N,) position in team.
+
+        Returns (N, A) float32 log-probabilities, ``-inf`` where ``mask`` is False.
+        """
+        ...
+
+
+@runtime_checkable
+class TrainablePolicy(Policy, Protocol):
+    def evaluate(
+        self, obs: np.ndarray, state: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One forward pass of actor and critic: ((N, A) log-probs, (N,) values in return units)."""
+        ...
+
+    def values(self, state: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        """(N,) critic values in return units."""
+        ...
+
+
+class Learner(ABC):
+    """Trains one policy from :class:`SampleBatch` es. Plain class; the executor decides where it runs."""
+
+    @property
+    @abstractmethod
+    def policy(self) -> TrainablePolicy:
+        """The current policy (used for on-policy rollouts in-process)."""
+
+    @abstractmethod
+    def update(self, batch: SampleBatch) -> dict[str, float]:
+        """One training iteration on ``batch``; returns scalar metrics (``policy_loss`` ...)."""
+
+    @abstractmethod
+    def get_weights(self) -> dict[str, np.ndarray]:
+        """Policy parameters as numpy arrays (what the PolicyServer stores and workers load)."""
+
+    @abstractmethod
+    def set_weights(self, weights: dict[str, np.ndarray]) -> None: ...
+
+    @abstractmethod
+    def policy_meta(self) -> dict[str, Any]:
+        """JSON-able description needed to rebuild the policy from weights (kind, architecture, spaces)."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume training (weights, optimiser, normaliser, counters): tensors,
+        numbers, strings, lists and dicts only, so it loads with ``torch.load(weights_only=True)``."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...

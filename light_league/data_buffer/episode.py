@@ -1,0 +1,71 @@
+"""The trajectory format passed from rollout workers to the episode server and learners.
+
+A :class:`SampleBatch` holds ``N`` **streams**: one stream per (game, learner agent). A stream lists
+that agent's own decisions in time order (turn-based games skip the other player's turns), so
+shapes are time-major ``(T, N, ...)`` and streams shorter than ``T`` are padded at the end
+(``valid`` False). Rewards received between two decisions of an agent are summed onto the
+earlier decision. ``dones[t, n]`` marks the last decision of an episode; ``bootstrap_values[n]``
+is the critic's value after the stream's last entry (0 when that entry ended an episode).
+Values are in return units (a learner that normalises values does so internally).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+@dataclass
+class SampleBatch:
+    obs: np.ndarray  #: (T, N, obs_dim) float32
+    state: np.ndarray  #: (T, N, state_dim) float32
+    action_mask: np.ndarray  #: (T, N, A) bool
+    agent_idx: np.ndarray  #: (N,) int64, position of the stream's agent within its team
+    actions: np.ndarray  #: (T, N) int64
+    logp: np.ndarray  #: (T, N) float32, behaviour log-probability of the action
+    values: np.ndarray  #: (T, N) float32
+    rewards: np.ndarray  #: (T, N) float32
+    dones: np.ndarray  #: (T, N) bool
+    valid: np.ndarray  #: (T, N) bool
+    bootstrap_values: np.ndarray  #: (N,) float32
+    policy_version: int = 0
+    env_steps: int = 0  #: environment steps (all games) that produced this batch
+
+    _TIME_FIELDS = ("obs", "state", "action_mask", "actions", "logp", "values", "rewards", "dones", "valid")
+
+    @property
+    def num_samples(self) -> int:
+        return int(self.valid.sum())
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.valid.shape[0]), int(self.valid.shape[1])
+
+    @staticmethod
+    def concat(batches: list[SampleBatch]) -> SampleBatch:
+        """Join batches along the stream axis, padding time to the longest."""
+        if not batches:
+            raise ValueError("SampleBatch.concat needs at least one batch")
+        if len(batches) == 1:
+            return batches[0]
+        t_max = max(b.shape[0] for b in batches)
+        out: dict[str, object] = {}
+        for f in fields(SampleBatch):
+            name = f.name
+            if name in SampleBatch._TIME_FIELDS:
+                parts = []
+                for b in batches:
+                    arr = getattr(b, name)
+                    pad = t_max - arr.shape[0]
+                    if pad:
+                        arr = np.concatenate([arr, np.zeros((pad, *arr.shape[1:]), dtype=arr.dtype)], axis=0)
+                    parts.append(arr)
+                out[name] = np.concatenate(parts, axis=1)
+            elif name in ("agent_idx", "bootstrap_values"):
+                out[name] = np.concatenate([getattr(b, name) for b in batches], axis=0)
+            elif name == "policy_version":
+                out[name] = min(b.policy_version for b in batches)
+            elif name == "env_steps":
+                out[name] = sum(b.env_steps for b in batches)
+        return SampleBatch(**out)  # type: ignore[arg-type]

@@ -1,0 +1,121 @@
+"""The scheduler contract: each generation, who trains against whom.
+
+A scheduler is a plain class. It reads the league through a read-only :class:`LeagueView`
+(provided by the AgentManager) and returns :class:`TrainingTask` s; after training it decides
+which learners are snapshotted into the population and which are reset. Built-in schedulers and
+plugins subclass :class:`TaskScheduler`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from light_league.config_base import Section
+from light_league.league.agent_pool import AgentRecord, AgentType
+
+
+class LeagueView(Protocol):
+    """Read-only league statistics a scheduler may use."""
+
+    @property
+    def generation(self) -> int:
+        """Index of the generation being planned (0 for the first)."""
+        ...
+
+    def members(self) -> list[AgentRecord]:
+        """The frozen population (snapshots and fixed baselines), oldest first."""
+        ...
+
+    def learners(self) -> dict[str, AgentType]:
+        """Live learners by id and role."""
+        ...
+
+    def win_rate(self, a: str, b: str) -> float:
+        """Estimated probability that ``a`` beats ``b`` (draws count half); 0.5 when never played.
+
+        Estimated from games recorded per (player, opponent), with AlphaStar's decay.
+        ``a`` and ``b`` may be learner ids or member ids.
+        """
+        ...
+
+    def games(self, a: str, b: str) -> float:
+        """(Decayed) number of games between ``a`` and ``b``."""
+        ...
+
+    def nash(self) -> dict[str, float]:
+        """Nash mixture over the frozen population from the latest evaluation (empty before the first)."""
+        ...
+
+    def steps_since_checkpoint(self, learner_id: str) -> int:
+        """Agent steps the learner has trained since its last snapshot (or reset)."""
+        ...
+
+
+@dataclass
+class TrainingTask:
+    """One learner's work for one generation."""
+
+    learner_id: str
+    role: AgentType
+    #: opponent id -> probability; ids are frozen members, baselines, or learner ids (self-play
+    #: against the learner's current weights).
+    opponents: dict[str, float]
+    env_steps: int
+    #: how the opponent distribution was weighted ("pfsp", "nash", "pfsp_nash", "uniform", "self_play", ...)
+    weighting: str = "pfsp"
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LearnerSetup:
+    """A learner the scheduler wants to exist."""
+
+    learner_id: str
+    role: AgentType
+
+
+@dataclass
+class GenerationDecisions:
+    """What happens to learners after a generation's training."""
+
+    snapshot: list[str] = field(default_factory=list)
+    reset: list[str] = field(default_factory=list)
+
+
+class TaskScheduler(ABC):
+    """Base class of every scheduler (built-in or plugin).
+
+    Subclasses set ``name`` and ``Config`` (a :class:`Section` with their own options) and
+    implement the three methods. ``seed`` feeds the scheduler's own generator (``self.rng``),
+    whose state is saved with the league so a resumed run makes the same choices.
+    """
+
+    name: ClassVar[str] = ""
+    Config: ClassVar[type[Section]] = Section
+
+    def __init__(self, config: Section, *, seed: int) -> None:
+        self.config = config
+        self.rng = np.random.default_rng(seed)
+
+    @abstractmethod
+    def learners(self) -> list[LearnerSetup]:
+        """The learners of this league (called once at the start of a run)."""
+
+    @abstractmethod
+    def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
+        """The generation's training tasks, one per learner that trains."""
+
+    @abstractmethod
+    def after_training(self, league: LeagueView) -> GenerationDecisions:
+        """Called after training (win rates include the generation's games): snapshot / reset."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-able scheduler state for resume (the generator state by default)."""
+        return {"rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rng.bit_generator.state = state["rng"]

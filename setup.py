@@ -1,0 +1,45 @@
+"""Package metadata for light_league (tool settings live in pyproject.toml)."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="light_league",
+    version="0.1.0",
+    description="Population-based multi-agent RL: AlphaStar-style leagues, PSRO-Nash evaluation, MAPPO, Ray.",
+    python_requires=">=3.11",
+    packages=find_packages(include=["light_league", "light_league.*", "envs", "envs.*"]),
+    include_package_data=True,
+    install_requires=[
+        "torch==2.13.0",
+        "ray==2.60.0",
+        "numpy>=1.26",
+        "scipy>=1.11",
+        "gymnasium>=1.0",
+        "pettingzoo>=1.24",
+        "pyyaml>=6.0",
+        "pydantic>=2.6",
+        "tensorboard>=2.15",
+        "filelock>=3.13",
+        "rich>=13.0",
+        "matplotlib>=3.8",
+        "pillow>=10.0",
+        "psutil>=5.9",
+    ],
+    extras_require={
+        "openspiel": ["open-spiel>=1.5"],
+        "wandb": ["wandb>=0.17"],
+        "dev": [
+            "pytest>=8.0",
+            "pytest-timeout>=2.3",
+            "ruff>=0.5",
+            "mypy>=1.10",
+            "types-PyYAML",
+            "open-spiel>=1.5",
+            "wandb>=0.17",
+        ],
+    },
+    entry_points={
+        "console_scripts": ["light-league = light_league.cli:main"],
+        "light_league.schedulers": [],
+    },
+)
