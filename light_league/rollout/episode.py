@@ -1,0 +1,412 @@
+"""The pure episode loop: batched games between policies, one forward pass per policy per step.
+
+:class:`EpisodeLoop` owns one :class:`~envs.base.BatchedEnv` and keeps its games running across
+calls, so episodes longer than one call are not cut short. Two uses:
+
+* :meth:`EpisodeLoop.collect` — a learner plays ``num_steps`` batched steps against opponents
+  sampled per episode from a distribution; returns a :class:`SampleBatch` of the learner's
+  decisions and the finished games' results.
+* :meth:`EpisodeLoop.evaluate` — fixed pairings play a quota of episodes each, in one batch.
+
+Every game ``b`` has a policy per seat. Each step, all agents that one policy controls (across
+all games) go through that policy in one call; actions are sampled here with Gumbel-max from a
+seeded numpy generator, so a run is reproducible under its seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from envs.base import BatchedEnv, BatchStep
+from light_league.algorithms.base import Policy, TrainablePolicy
+from light_league.data_buffer.episode import SampleBatch
+
+#: per-policy cap on the behaviour samples kept for diversity embeddings
+BEHAVIOUR_SAMPLES = 4096
+
+
+@dataclass
+class MatchResult:
+    """One finished game, from the focal player's side."""
+
+    player_id: str
+    opponent_id: str
+    player_seat: int
+    outcome: float  #: focal player's result in [0, 1]
+    player_return: float
+
+
+@dataclass
+class RolloutResult:
+    batch: SampleBatch
+    results: list[MatchResult]
+    env_steps: int
+    episodes: int
+
+
+@dataclass
+class Behaviour:
+    """Actions and positions a policy produced (for behaviour-diversity embeddings)."""
+
+    actions: list[np.ndarray] = field(default_factory=list)
+    positions: list[np.ndarray] = field(default_factory=list)
+    count: int = 0
+
+    def add(self, actions: np.ndarray, positions: np.ndarray | None) -> None:
+        room = BEHAVIOUR_SAMPLES - self.count
+        if room <= 0 or actions.size == 0:
+            return
+        self.actions.append(actions[:room])
+        if positions is not None:
+            self.positions.append(positions[:room])
+        self.count += min(room, actions.shape[0])
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray | None]:
+        acts = np.concatenate(self.actions) if self.actions else np.zeros(0, dtype=np.int64)
+        pos = np.concatenate(self.positions) if self.positions else None
+        return acts, pos
+
+
+@dataclass
+class EvaluationResult:
+    results: list[MatchResult]
+    env_steps: int
+    behaviour: dict[str, Behaviour]
+
+
+def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Gumbel-max sampling from (N, A) log-probabilities (``-inf`` entries are never drawn)."""
+    gumbel = -np.log(-np.log(rng.random(logp.shape) + 1e-300) + 1e-300)
+    return np.argmax(logp + gumbel, axis=1).astype(np.int64)
+
+
+class EpisodeLoop:
+    """A batched env plus the per-game bookkeeping of who plays which seat."""
+
+    def __init__(self, env: BatchedEnv, *, seed: int) -> None:
+        self.env = env
+        self.spec = env.spec
+        self.rng = np.random.default_rng(seed)
+        self._seats = np.asarray(self.spec.seats, dtype=np.int64)  # (2, K)
+        self._team_idx = self.spec.index_in_team()
+        self._step: BatchStep | None = None
+        self._key: object = None
+        # per game: seat of the learner and opponent index (collect); seat policies (evaluate)
+        self._learner_seat = np.zeros(env.num_envs, dtype=np.int64)
+        self._opponent = np.zeros(env.num_envs, dtype=np.int64)
+
+    # ------------------------------------------------------------------ helpers
+    def _restart(self) -> BatchStep:
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        self._step = self.env.reset(seed=seed)
+        return self._step
+
+    def _act(
+        self,
+        step: BatchStep,
+        seat_policy: np.ndarray,
+        policies: Sequence[Policy],
+        behaviour: list[Behaviour] | None = None,
+    ) -> np.ndarray:
+        """Actions (B, N) for all active agents; ``seat_policy`` (B, 2) indexes ``policies``."""
+        num_envs, n_agents = step.active.shape
+        actions = np.zeros((num_envs, n_agents), dtype=np.int64)
+        agent_policy = seat_policy[:, self.spec.seat_of()]  # (B, N)
+        for p in np.unique(agent_policy[step.active]):
+            rows_b, rows_i = np.nonzero(step.active & (agent_policy == p))
+            logp = policies[int(p)].log_probs(
+                step.obs[rows_b, rows_i], step.action_mask[rows_b, rows_i], self._team_idx[rows_i]
+            )
+            chosen = sample_actions(np.asarray(logp), self.rng)
+            actions[rows_b, rows_i] = chosen
+            if behaviour is not None:
+                pos = step.positions[rows_b, rows_i] if step.positions is not None else None
+                behaviour[int(p)].add(chosen, pos)
+        return actions
+
+    # ------------------------------------------------------------------ training
+    def collect(
+        self,
+        learner: TrainablePolicy,
+        opponents: Mapping[str, Policy],
+        probs: Mapping[str, float],
+        num_steps: int,
+        *,
+        learner_id: str = "learner",
+        learner_seat: int | None = None,
+        policy_version: int = 0,
+    ) -> RolloutResult:
+        """Play ``num_steps`` batched steps of ``learner`` against opponents drawn per episode."""
+        opp_ids = list(opponents)
+        weights = np.array([probs.get(o, 0.0) for o in opp_ids], dtype=np.float64)
+        if not opp_ids or weights.sum() <= 0:
+            raise ValueError(f"collect needs opponents with positive probability, got {dict(probs)}")
+        weights = weights / weights.sum()
+        key = (learner_id, tuple(opp_ids), tuple(np.round(weights, 12)), learner_seat)
+        step = self._step
+        if step is None or key != self._key:
+            step = self._restart()
+            self._key = key
+            self._assign(np.ones(self.env.num_envs, dtype=bool), weights, learner_seat)
+
+        rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
+        policies: list[Policy] = [learner, *(opponents[o] for o in opp_ids)]
+        results: list[MatchResult] = []
+        learner_rows = np.arange(self.env.num_envs)[:, None]
+        for t in range(num_steps):
+            agents = self._seats[self._learner_seat]  # (B, K) learner agent indices
+            seat_policy = np.stack(
+                [
+                    np.where(self._learner_seat == 0, 0, self._opponent + 1),
+                    np.where(self._learner_seat == 1, 0, self._opponent + 1),
+                ],
+                axis=1,
+            )
+            acting = step.active[learner_rows, agents]  # (B, K)
+            actions = self._act_with_learner(step, seat_policy, policies, agents, acting, rec, t)
+            step = self.env.step(actions)
+            rec.add_rewards(step.reward[learner_rows, agents])
+            if step.done.any():
+                done_idx = np.nonzero(step.done)[0]
+                rec.end_episodes(done_idx)
+                results.extend(self._results(step, done_idx, learner_id, opp_ids))
+                self._assign(step.done, weights, learner_seat)
+        self._step = step
+        agents = self._seats[self._learner_seat]
+        state = step.state[learner_rows, agents].reshape(-1, self.spec.state_dim)
+        boot = learner.values(state, np.tile(np.arange(self.spec.team_size), self.env.num_envs))
+        batch = rec.build(
+            np.asarray(boot, dtype=np.float32), self.spec, policy_version, num_steps * self.env.num_envs
+        )
+        return RolloutResult(batch, results, num_steps * self.env.num_envs, len(results))
+
+    def _act_with_learner(
+        self,
+        step: BatchStep,
+        seat_policy: np.ndarray,
+        policies: Sequence[Policy],
+        agents: np.ndarray,
+        acting: np.ndarray,
+        rec: _StreamRecorder,
+        t: int,
+    ) -> np.ndarray:
+        """Opponents act through :meth:`_act`; the learner's acting agents in one ``evaluate`` call."""
+        num_envs, team = agents.shape
+        learner_mask = seat_policy == 0
+        others = np.where(learner_mask, -1, seat_policy)
+        opp_step = BatchStep(
+            **{**step.__dict__, "active": step.active & (others[:, self.spec.seat_of()] >= 0)}
+        )
+        actions = self._act(opp_step, np.where(others < 0, 0, others), policies)
+        rows_b, rows_k = np.nonzero(acting)
+        if rows_b.size:
+            rows_i = agents[rows_b, rows_k]
+            learner = policies[0]
+            assert isinstance(learner, TrainablePolicy)
+            obs = step.obs[rows_b, rows_i]
+            state = step.state[rows_b, rows_i]
+            mask = step.action_mask[rows_b, rows_i]
+            logp_all, values = learner.evaluate(obs, state, mask, rows_k)
+            chosen = sample_actions(np.asarray(logp_all), self.rng)
+            actions[rows_b, rows_i] = chosen
+            stream = rows_b * team + rows_k
+            rec.add_decisions(
+                t,
+                stream,
+                obs,
+                state,
+                mask,
+                chosen,
+                np.asarray(logp_all)[np.arange(chosen.size), chosen],
+                np.asarray(values),
+            )
+        return actions
+
+    def _assign(self, games: np.ndarray, weights: np.ndarray, learner_seat: int | None) -> None:
+        n = int(games.sum())
+        if n == 0:
+            return
+        self._opponent[games] = self.rng.choice(weights.size, size=n, p=weights)
+        if learner_seat is None:
+            self._learner_seat[games] = self.rng.integers(0, 2, size=n)
+        else:
+            self._learner_seat[games] = learner_seat
+
+    def _results(
+        self, step: BatchStep, done_idx: np.ndarray, learner_id: str, opp_ids: list[str]
+    ) -> list[MatchResult]:
+        out = []
+        for b in done_idx:
+            seat = int(self._learner_seat[b])
+            outcome = float(step.outcome[b]) if seat == 0 else 1.0 - float(step.outcome[b])
+            out.append(
+                MatchResult(
+                    learner_id,
+                    opp_ids[int(self._opponent[b])],
+                    seat,
+                    outcome,
+                    float(step.seat_return[b, seat]),
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(
+        self,
+        policies: Mapping[str, Policy],
+        pairings: Sequence[tuple[str, str, int]],
+        *,
+        max_steps: int | None = None,
+    ) -> EvaluationResult:
+        """Play each ``(seat0_id, seat1_id, n_episodes)`` pairing for exactly ``n_episodes`` games.
+
+        Games are spread over the batch; a game whose pairing has met its quota takes the next
+        pairing with episodes left to start. Results are from seat 0's side.
+        """
+        ids = list(policies)
+        index = {pid: i for i, pid in enumerate(ids)}
+        plist = [policies[pid] for pid in ids]
+        todo = [(index[a], index[b], n) for a, b, n in pairings if n > 0]
+        to_start = np.array([n for _, _, n in todo], dtype=np.int64)
+        pair_seats = np.array([(a, b) for a, b, _ in todo], dtype=np.int64).reshape(-1, 2)
+        pair_of = np.full(self.env.num_envs, -1, dtype=np.int64)
+        behaviour = [Behaviour() for _ in ids]
+        step = self._restart()
+        self._key = None
+        self._fill(pair_of, np.ones(self.env.num_envs, dtype=bool), to_start)
+        results: list[MatchResult] = []
+        env_steps = 0
+        limit = max_steps if max_steps is not None else 10**9
+        seat_policy = np.zeros((self.env.num_envs, 2), dtype=np.int64)
+        while (pair_of >= 0).any() and env_steps < limit:
+            playing = pair_of >= 0
+            seat_policy[:] = np.where(playing[:, None], pair_seats[np.maximum(pair_of, 0)], 0)
+            act_step = BatchStep(**{**step.__dict__, "active": step.active & playing[:, None]})
+            actions = self._act(act_step, seat_policy, plist, behaviour)
+            step = self.env.step(actions)
+            env_steps += int(playing.sum())
+            finished = step.done & playing
+            for b in np.nonzero(finished)[0]:
+                a_idx, b_idx = pair_seats[pair_of[b]]
+                results.append(
+                    MatchResult(
+                        ids[a_idx], ids[b_idx], 0, float(step.outcome[b]), float(step.seat_return[b, 0])
+                    )
+                )
+            pair_of[finished] = -1
+            self._fill(pair_of, finished, to_start)
+        self._step = None
+        return EvaluationResult(results, env_steps, {pid: behaviour[i] for i, pid in enumerate(ids)})
+
+    @staticmethod
+    def _fill(pair_of: np.ndarray, free: np.ndarray, to_start: np.ndarray) -> None:
+        for b in np.nonzero(free)[0]:
+            left = np.nonzero(to_start > 0)[0]
+            if left.size == 0:
+                return
+            pair_of[b] = left[0]
+            to_start[left[0]] -= 1
+
+
+class _StreamRecorder:
+    """Collects the learner's decisions per stream (game × team position) and compacts them."""
+
+    def __init__(self, num_envs: int, team: int, num_steps: int) -> None:
+        self.team = team
+        n = num_envs * team
+        self.n = n
+        self.rows: list[
+            tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+        ] = []
+        self.count = np.zeros(n, dtype=np.int64)  # decisions recorded per stream
+        self.last = np.full(n, -1, dtype=np.int64)  # flat index of each stream's pending decision
+        self.rewards = np.zeros(num_steps * n, dtype=np.float32)
+        self.dones = np.zeros(num_steps * n, dtype=bool)
+        self.total = 0
+
+    def add_decisions(
+        self,
+        t: int,
+        stream: np.ndarray,
+        obs: np.ndarray,
+        state: np.ndarray,
+        mask: np.ndarray,
+        actions: np.ndarray,
+        logp: np.ndarray,
+        values: np.ndarray,
+    ) -> None:
+        self.rows.append((t, stream, obs, state, mask, actions, logp, values))
+        flat = self.total + np.arange(stream.size)
+        self.last[stream] = flat
+        self.count[stream] += 1
+        self.total += stream.size
+
+    def add_rewards(self, reward: np.ndarray) -> None:
+        """``reward`` (B, K): credit each stream's pending decision (dropped if none yet)."""
+        r = reward.reshape(-1)
+        hit = (self.last >= 0) & (r != 0)
+        self.rewards[self.last[hit]] += r[hit]
+
+    def end_episodes(self, games: np.ndarray) -> None:
+        streams = (games[:, None] * self.team + np.arange(self.team)[None, :]).reshape(-1)
+        pending = self.last[streams]
+        self.dones[pending[pending >= 0]] = True
+        self.last[streams] = -1
+
+    def build(self, boot: np.ndarray, spec: object, version: int, env_steps: int) -> SampleBatch:
+        from envs.base import EnvSpec
+
+        assert isinstance(spec, EnvSpec)
+        t_max = max(int(self.count.max()), 1)
+        n = self.n
+        obs = np.zeros((t_max, n, spec.obs_dim), dtype=np.float32)
+        state = np.zeros((t_max, n, spec.state_dim), dtype=np.float32)
+        mask = np.zeros((t_max, n, spec.num_actions), dtype=bool)
+        actions = np.zeros((t_max, n), dtype=np.int64)
+        logp = np.zeros((t_max, n), dtype=np.float32)
+        values = np.zeros((t_max, n), dtype=np.float32)
+        valid = np.zeros((t_max, n), dtype=bool)
+        pos = np.zeros(n, dtype=np.int64)
+        flat_time = np.zeros(self.total, dtype=np.int64)
+        flat_stream = np.zeros(self.total, dtype=np.int64)
+        offset = 0
+        for _, stream, o, s, m, a, lp, v in self.rows:
+            ti = pos[stream]
+            obs[ti, stream] = o
+            state[ti, stream] = s
+            mask[ti, stream] = m
+            actions[ti, stream] = a
+            logp[ti, stream] = lp
+            values[ti, stream] = v
+            valid[ti, stream] = True
+            flat_time[offset : offset + stream.size] = ti
+            flat_stream[offset : offset + stream.size] = stream
+            offset += stream.size
+            pos[stream] += 1
+        rewards = np.zeros((t_max, n), dtype=np.float32)
+        dones = np.zeros((t_max, n), dtype=bool)
+        rewards[flat_time, flat_stream] = self.rewards[: self.total]
+        dones[flat_time, flat_stream] = self.dones[: self.total]
+        # streams whose last decision ended an episode bootstrap from 0
+        last_done = np.zeros(n, dtype=bool)
+        has = self.count > 0
+        last_done[has] = dones[self.count[has] - 1, np.nonzero(has)[0]]
+        boot = np.where(last_done | ~has, 0.0, boot).astype(np.float32)
+        return SampleBatch(
+            obs=obs,
+            state=state,
+            action_mask=mask,
+            agent_idx=np.tile(np.arange(self.team), n // self.team),
+            actions=actions,
+            logp=logp,
+            values=values,
+            rewards=rewards,
+            dones=dones,
+            valid=valid,
+            bootstrap_values=boot,
+            policy_version=version,
+            env_steps=env_steps,
+        )
