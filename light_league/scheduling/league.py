@@ -1,0 +1,463 @@
+"""AlphaStar league scheduler: main agents, main exploiters and league exploiters.
+
+The rules follow the AlphaStar supplementary pseudocode (``multiagent.py``: ``MainPlayer``,
+``MainExploiter``, ``LeagueExploiter``) and the paper's Methods ("Populating the league",
+"Prioritised fictitious self-play"); docs/league.md lists every rule with its source and the
+places where paper and pseudocode disagree.
+
+AlphaStar samples an opponent per match with a few coin flips. Our framework samples opponents
+per episode from one distribution per generation, so each role's rule is turned into the exact
+mixture those coin flips produce: e.g. the main agent's distribution is
+``0.5 * PFSP(all frozen) + 0.15 * verification + 0.35 * self-play``, where a verification branch
+with no candidate puts its mass into self-play, as the pseudocode does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from light_league.config_base import Section
+from light_league.game_theory.pfsp import UNIFORM_FALLBACK_BELOW, pfsp_probabilities
+from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.scheduling.task_scheduler import (
+    GenerationDecisions,
+    LeagueView,
+    LearnerSetup,
+    TaskScheduler,
+    TrainingTask,
+)
+
+OpponentWeighting = Literal["pfsp", "nash", "pfsp_nash"]
+PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]
+
+
+# --------------------------------------------------------------------------------------------
+# Pure functions
+# --------------------------------------------------------------------------------------------
+
+
+def remove_monotonic_suffix(win_rates: Sequence[float]) -> int:
+    """Length of the prefix of ``win_rates`` (oldest first) that may hold forgotten players.
+
+    AlphaStar's ``remove_monotonic_suffix``: scanning from the newest checkpoint back, the first
+    older checkpoint beaten *less* often than its successor marks the end of the kept prefix; a
+    list that never increases (every newer checkpoint is harder) keeps nothing. Returns the
+    number of leading entries to keep (0 for an empty or one-element list).
+    """
+    for i in range(len(win_rates) - 1, 0, -1):
+        if win_rates[i - 1] < win_rates[i]:
+            return i + 1
+    return 0
+
+
+def combine_weights(
+    pfsp_probs: np.ndarray, nash_weights: np.ndarray | None, weighting: OpponentWeighting
+) -> tuple[np.ndarray, str]:
+    """Opponent probabilities for one weighting, and the label of what was actually used.
+
+    ``pfsp_probs`` are normalised PFSP probabilities over the candidates, ``nash_weights`` the
+    Nash mass of each candidate (``None`` before the first Nash). ``nash`` gives probabilities
+    proportional to the Nash weights (a zero-weight candidate is never drawn); ``pfsp_nash``
+    multiplies PFSP by Nash and renormalises. Whenever the Nash part is missing or sums to zero
+    over the candidates, PFSP alone is returned and the label says why.
+    """
+    if weighting == "pfsp":
+        return pfsp_probs, "pfsp"
+    if nash_weights is None:
+        return pfsp_probs, "pfsp(fallback:no_nash)"
+    nash = np.clip(np.asarray(nash_weights, dtype=np.float64), 0.0, None)
+    mixed = nash if weighting == "nash" else pfsp_probs * nash
+    total = mixed.sum()
+    if total < UNIFORM_FALLBACK_BELOW:
+        reason = "zero_nash" if weighting == "nash" else "zero_product"
+        return pfsp_probs, f"pfsp(fallback:{reason})"
+    return mixed / total, weighting
+
+
+# --------------------------------------------------------------------------------------------
+# Config
+# --------------------------------------------------------------------------------------------
+
+
+class CheckpointRules(Section):
+    """When a learner of a role is frozen into the population (pseudocode ``ready_to_checkpoint``)."""
+
+    checkpoint_min_steps: int = Field(default=20_000, ge=1, le=10**13)
+    """Steps (as counted by ``LeagueView.steps_since_checkpoint``) before a snapshot is considered;
+    AlphaStar's 2e9 agent steps, scaled to our budgets."""
+    checkpoint_max_steps: int = Field(default=40_000, ge=1, le=10**13)
+    """Timeout: snapshot regardless of win rates once this many steps passed; AlphaStar's 4e9."""
+    checkpoint_win_rate: float = Field(default=0.7, ge=0.0, le=1.0)
+    """Snapshot early when every win rate against the role's targets exceeds this (AlphaStar: 0.7)."""
+
+    @model_validator(mode="after")
+    def _max_not_below_min(self) -> CheckpointRules:
+        if self.checkpoint_max_steps < self.checkpoint_min_steps:
+            raise ValueError(
+                f"checkpoint_max_steps ({self.checkpoint_max_steps}) must be >= checkpoint_min_steps "
+                f"({self.checkpoint_min_steps}); raise checkpoint_max_steps"
+            )
+        return self
+
+
+class MainAgentRules(CheckpointRules):
+    """Opponents and snapshots of a main agent (pseudocode ``MainPlayer``)."""
+
+    weighting: OpponentWeighting = "pfsp_nash"
+    """How the PFSP branch over all frozen players is weighted: pfsp | nash | pfsp_nash."""
+    pfsp_probability: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Share of matches drawn by squared PFSP from all frozen players (AlphaStar: 50%)."""
+    verification_probability: float = Field(default=0.15, ge=0.0, le=1.0)
+    """Share of matches against unbeaten exploiter snapshots or forgotten main snapshots (15%)."""
+    exploiter_win_rate: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Verification plays past main-exploiter snapshots when the lowest win rate against them is below this."""
+    forgotten_win_rate: float = Field(default=0.7, ge=0.0, le=1.0)
+    """Verification plays forgotten main-lineage snapshots when the lowest win rate is below this."""
+    self_play_win_rate: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Self-play against a main agent only above this win rate; else variance PFSP over its history."""
+
+    @model_validator(mode="after")
+    def _shares_fit(self) -> MainAgentRules:
+        if self.pfsp_probability + self.verification_probability > 1.0:
+            raise ValueError(
+                f"pfsp_probability + verification_probability must be <= 1, got "
+                f"{self.pfsp_probability} + {self.verification_probability}; lower one of them"
+            )
+        return self
+
+
+class MainExploiterRules(CheckpointRules):
+    """Opponents and snapshots of a main exploiter (pseudocode ``MainExploiter``)."""
+
+    weighting: OpponentWeighting = "pfsp"
+    """How the curriculum branch over a main agent's history is weighted: pfsp | nash | pfsp_nash."""
+    main_win_rate: float = Field(default=0.1, ge=0.0, le=1.0)
+    """Play the current main agent when the win rate against it exceeds this (pseudocode 0.1; paper text 0.2)."""
+    curriculum_probability: float = Field(default=1.0, ge=0.0, le=1.0)
+    """Chance that a struggling exploiter uses the curriculum instead of the main agent (pseudocode 1.0; paper 0.5)."""
+
+
+class LeagueExploiterRules(CheckpointRules):
+    """Opponents, snapshots and resets of a league exploiter (pseudocode ``LeagueExploiter``)."""
+
+    weighting: OpponentWeighting = "pfsp_nash"
+    """How PFSP over all frozen players is weighted: pfsp | nash | pfsp_nash."""
+    pfsp_curve: PFSPCurve = "linear_capped"
+    """PFSP curve over all frozen players (pseudocode: linear_capped; DI-engine uses squared)."""
+    reset_probability: float = Field(default=0.25, ge=0.0, le=1.0)
+    """Chance of a reset to the initial weights at each snapshot (AlphaStar: 25%)."""
+
+
+class LeagueSchedulerConfig(Section):
+    """AlphaStar league: learner counts, steps per generation and each role's rules."""
+
+    main_agents: int = Field(default=1, ge=1, le=64)
+    """Number of main agents (pseudocode default per race: 1)."""
+    main_exploiters: int = Field(default=1, ge=0, le=64)
+    """Number of main exploiters (pseudocode default per race: 1)."""
+    league_exploiters: int = Field(default=2, ge=0, le=64)
+    """Number of league exploiters (pseudocode default per race: 2; use 1 on a small CPU machine)."""
+    steps_per_generation: int = Field(default=20_000, ge=1, le=10**12)
+    """Environment steps each learner trains per generation."""
+    main_agent: MainAgentRules = Field(default_factory=MainAgentRules)
+    """Rules of the main agents."""
+    main_exploiter: MainExploiterRules = Field(default_factory=MainExploiterRules)
+    """Rules of the main exploiters."""
+    league_exploiter: LeagueExploiterRules = Field(default_factory=LeagueExploiterRules)
+    """Rules of the league exploiters."""
+
+
+# --------------------------------------------------------------------------------------------
+# Scheduler
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Mixture:
+    """An opponent distribution built branch by branch, with notes on what each branch did."""
+
+    probs: dict[str, float] = field(default_factory=dict)
+    branches: dict[str, float] = field(default_factory=dict)
+    fallbacks: list[str] = field(default_factory=list)
+
+    def add(self, dist: dict[str, float], mass: float, branch: str) -> None:
+        if mass <= 0.0:
+            return
+        for opponent, p in dist.items():
+            if p > 0.0:
+                self.probs[opponent] = self.probs.get(opponent, 0.0) + mass * p
+        self.branches[branch] = self.branches.get(branch, 0.0) + mass
+
+    def normalised(self) -> dict[str, float]:
+        total = sum(self.probs.values())
+        return {opponent: p / total for opponent, p in self.probs.items()}
+
+    def info(self) -> dict[str, Any]:
+        return {"branches": dict(self.branches), "fallbacks": list(self.fallbacks)}
+
+
+class LeagueScheduler(TaskScheduler):
+    """AlphaStar's league: main agents, main exploiters and league exploiters."""
+
+    name: ClassVar[str] = "league"
+    Config: ClassVar[type[Section]] = LeagueSchedulerConfig
+    config: LeagueSchedulerConfig
+
+    def __init__(self, config: Section, *, seed: int) -> None:
+        if not isinstance(config, LeagueSchedulerConfig):
+            raise TypeError(f"LeagueScheduler needs a LeagueSchedulerConfig, got {type(config).__name__}")
+        super().__init__(config, seed=seed)
+        self.snapshot_counts: dict[str, int] = {}
+        self.reset_counts: dict[str, int] = {}
+
+    # ---- setup ------------------------------------------------------------------------------
+
+    def learners(self) -> list[LearnerSetup]:
+        counts = [
+            (AgentType.MAIN_AGENT, self.config.main_agents),
+            (AgentType.MAIN_EXPLOITER, self.config.main_exploiters),
+            (AgentType.LEAGUE_EXPLOITER, self.config.league_exploiters),
+        ]
+        return [LearnerSetup(f"{role.value}_{i}", role) for role, n in counts for i in range(n)]
+
+    # ---- planning ---------------------------------------------------------------------------
+
+    def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
+        planners = {
+            AgentType.MAIN_AGENT: self._main_agent_mixture,
+            AgentType.MAIN_EXPLOITER: self._main_exploiter_mixture,
+            AgentType.LEAGUE_EXPLOITER: self._league_exploiter_mixture,
+        }
+        tasks = []
+        for learner_id, role in league.learners().items():
+            if role not in planners:
+                raise ValueError(
+                    f"league scheduler has no rule for role {role.value!r} of learner {learner_id!r}"
+                )
+            mixture, weighting = planners[role](league, learner_id)
+            tasks.append(
+                TrainingTask(
+                    learner_id=learner_id,
+                    role=role,
+                    opponents=mixture.normalised(),
+                    env_steps=self.config.steps_per_generation,
+                    weighting=weighting,
+                    info=mixture.info(),
+                )
+            )
+        return tasks
+
+    def _main_agent_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
+        rules = self.config.main_agent
+        mixture = _Mixture()
+        members = league.members()
+        self_play_share = 1.0 - rules.pfsp_probability - rules.verification_probability
+        if members:
+            dist, weighting = self._frozen_distribution(
+                league, learner_id, members, "squared", rules.weighting
+            )
+            mixture.add(dist, rules.pfsp_probability, "pfsp")
+        else:
+            weighting = "self_play(fallback:no_frozen_players)"
+            mixture.fallbacks.append("pfsp->self_play:no_frozen_players")
+            self_play_share += rules.pfsp_probability
+        mains = _main_agent_ids(league)
+        for opponent in mains:
+            verification = self._verification(league, learner_id, opponent, members)
+            verification_mass = rules.verification_probability / len(mains)
+            self_play_mass = self_play_share / len(mains)
+            if verification is not None:
+                mixture.add(verification, verification_mass, "verification")
+            elif verification_mass > 0.0:
+                mixture.fallbacks.append(f"verification->self_play:{opponent}")
+                self_play_mass += verification_mass
+            self_play = self._self_play(league, learner_id, opponent, members, mixture)
+            mixture.add(self_play, self_play_mass, "self_play")
+        return mixture, weighting
+
+    def _verification(
+        self, league: LeagueView, learner_id: str, opponent: str, members: list[AgentRecord]
+    ) -> dict[str, float] | None:
+        """Pseudocode ``_verification_branch``: unbeaten exploiter snapshots, then forgotten ones."""
+        rules = self.config.main_agent
+        exploiter_ids = {lid for lid, role in league.learners().items() if role == AgentType.MAIN_EXPLOITER}
+        exploiters = [
+            m for m in members if m.agent_type == AgentType.MAIN_EXPLOITER or m.parent in exploiter_ids
+        ]
+        rates = _win_rates(league, learner_id, exploiters)
+        if exploiters and rates.min() < rules.exploiter_win_rate:
+            return _pfsp_distribution(exploiters, rates, "squared")
+        history = _history(members, opponent)
+        rates = _win_rates(league, learner_id, history)
+        keep = remove_monotonic_suffix(rates.tolist())
+        if keep and rates[:keep].min() < rules.forgotten_win_rate:
+            return _pfsp_distribution(history[:keep], rates[:keep], "squared")
+        return None
+
+    def _self_play(
+        self,
+        league: LeagueView,
+        learner_id: str,
+        opponent: str,
+        members: list[AgentRecord],
+        mixture: _Mixture,
+    ) -> dict[str, float]:
+        """Pseudocode ``_selfplay_branch``: the current main agent, or a curriculum over its history.
+
+        Against itself the win rate is 0.5 by definition (DI-engine notes the same), so a single
+        main agent always plays itself here.
+        """
+        if (
+            opponent == learner_id
+            or league.win_rate(learner_id, opponent) > self.config.main_agent.self_play_win_rate
+        ):
+            return {opponent: 1.0}
+        history = _history(members, opponent)
+        if not history:
+            mixture.fallbacks.append(f"curriculum->current:{opponent}:no_history")
+            return {opponent: 1.0}
+        return _pfsp_distribution(history, _win_rates(league, learner_id, history), "variance")
+
+    def _main_exploiter_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
+        rules = self.config.main_exploiter
+        mixture = _Mixture()
+        weighting = "current_main"
+        members = league.members()
+        mains = _main_agent_ids(league)
+        for main in mains:
+            share = 1.0 / len(mains)
+            history = _history(members, main)
+            if league.win_rate(learner_id, main) > rules.main_win_rate:
+                mixture.add({main: 1.0}, share, "current_main")
+            elif not history:
+                mixture.fallbacks.append(f"curriculum->current:{main}:no_history")
+                mixture.add({main: 1.0}, share, "current_main")
+            else:
+                dist, weighting = self._frozen_distribution(
+                    league, learner_id, history, "variance", rules.weighting
+                )
+                mixture.add(dist, share * rules.curriculum_probability, "curriculum")
+                mixture.add({main: 1.0}, share * (1.0 - rules.curriculum_probability), "current_main")
+        return mixture, weighting
+
+    def _league_exploiter_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
+        rules = self.config.league_exploiter
+        mixture = _Mixture()
+        members = league.members()
+        if members:
+            dist, weighting = self._frozen_distribution(
+                league, learner_id, members, rules.pfsp_curve, rules.weighting
+            )
+            mixture.add(dist, 1.0, "pfsp")
+            return mixture, weighting
+        mains = _main_agent_ids(league)
+        mixture.fallbacks.append("pfsp->current_main:no_frozen_players")
+        mixture.add({main: 1.0 / len(mains) for main in mains}, 1.0, "current_main")
+        return mixture, "current_main(fallback:no_frozen_players)"
+
+    def _frozen_distribution(
+        self,
+        league: LeagueView,
+        learner_id: str,
+        candidates: list[AgentRecord],
+        curve: str,
+        weighting: OpponentWeighting,
+    ) -> tuple[dict[str, float], str]:
+        """PFSP with ``curve`` over frozen ``candidates``, combined with the Nash mixture per ``weighting``."""
+        rates = _win_rates(league, learner_id, candidates)
+        pfsp = pfsp_probabilities(rates, curve)
+        nash = league.nash()
+        nash_weights = np.array([nash.get(c.agent_id, 0.0) for c in candidates]) if nash else None
+        probs, used = combine_weights(pfsp, nash_weights, weighting)
+        return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used
+
+    # ---- snapshots and resets ---------------------------------------------------------------
+
+    def after_training(self, league: LeagueView) -> GenerationDecisions:
+        decisions = GenerationDecisions()
+        for learner_id, role in sorted(league.learners().items()):
+            if not self._ready_to_checkpoint(league, learner_id, role):
+                continue
+            decisions.snapshot.append(learner_id)
+            self.snapshot_counts[learner_id] = self.snapshot_counts.get(learner_id, 0) + 1
+            if self._resets_at_checkpoint(role):
+                decisions.reset.append(learner_id)
+                self.reset_counts[learner_id] = self.reset_counts.get(learner_id, 0) + 1
+        return decisions
+
+    def _rules(self, role: AgentType) -> CheckpointRules:
+        by_role: dict[AgentType, CheckpointRules] = {
+            AgentType.MAIN_AGENT: self.config.main_agent,
+            AgentType.MAIN_EXPLOITER: self.config.main_exploiter,
+            AgentType.LEAGUE_EXPLOITER: self.config.league_exploiter,
+        }
+        if role not in by_role:
+            raise ValueError(f"league scheduler has no checkpoint rule for role {role.value!r}")
+        return by_role[role]
+
+    def _ready_to_checkpoint(self, league: LeagueView, learner_id: str, role: AgentType) -> bool:
+        """Pseudocode ``ready_to_checkpoint``; an empty target set counts as beaten."""
+        rules = self._rules(role)
+        steps = league.steps_since_checkpoint(learner_id)
+        if steps < rules.checkpoint_min_steps:
+            return False
+        if steps >= rules.checkpoint_max_steps:
+            return True
+        if role == AgentType.MAIN_EXPLOITER:
+            targets = _main_agent_ids(league)
+        else:
+            targets = [m.agent_id for m in league.members()]
+        return all(league.win_rate(learner_id, t) > rules.checkpoint_win_rate for t in targets)
+
+    def _resets_at_checkpoint(self, role: AgentType) -> bool:
+        if role == AgentType.MAIN_EXPLOITER:
+            return True
+        if role == AgentType.LEAGUE_EXPLOITER:
+            return bool(self.rng.random() < self.config.league_exploiter.reset_probability)
+        return False
+
+    # ---- resume -----------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["snapshot_counts"] = dict(self.snapshot_counts)
+        state["reset_counts"] = dict(self.reset_counts)
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.snapshot_counts = {k: int(v) for k, v in state.get("snapshot_counts", {}).items()}
+        self.reset_counts = {k: int(v) for k, v in state.get("reset_counts", {}).items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers over the view
+# --------------------------------------------------------------------------------------------
+
+
+def _main_agent_ids(league: LeagueView) -> list[str]:
+    mains = [lid for lid, role in league.learners().items() if role == AgentType.MAIN_AGENT]
+    if not mains:
+        raise ValueError(
+            f"the league scheduler needs at least one main agent among the learners, got {league.learners()}"
+        )
+    return mains
+
+
+def _history(members: list[AgentRecord], parent: str) -> list[AgentRecord]:
+    """Snapshots of learner ``parent``, oldest first (``members`` is oldest first)."""
+    return [m for m in members if m.parent == parent]
+
+
+def _win_rates(league: LeagueView, learner_id: str, candidates: list[AgentRecord]) -> np.ndarray:
+    return np.array([league.win_rate(learner_id, c.agent_id) for c in candidates], dtype=np.float64)
+
+
+def _pfsp_distribution(candidates: list[AgentRecord], rates: np.ndarray, curve: str) -> dict[str, float]:
+    probs = pfsp_probabilities(rates, curve)
+    return {c.agent_id: float(p) for c, p in zip(candidates, probs)}
