@@ -26,7 +26,8 @@ setup(
         "psutil>=5.9",
     ],
     extras_require={
-        "openspiel": ["open-spiel>=1.5"],
+        # open_spiel's own LP solver (used as a reference in tests and bench) needs cvxpy with ECOS
+        "openspiel": ["open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0"],
         "wandb": ["wandb>=0.17"],
         "dev": [
             "pytest>=8.0",
@@ -35,6 +36,8 @@ setup(
             "mypy>=1.10",
             "types-PyYAML",
             "open-spiel>=1.5",
+            "cvxpy>=1.4",
+            "ecos>=2.0",
             "wandb>=0.17",
         ],
     },

@@ -1,0 +1,44 @@
+"""Game-theory math on arrays: Nash of zero-sum games, PFSP weights, Elo, decayed payoffs, diversity.
+
+numpy/scipy only; nothing here knows about agents on disk, managers or executors.
+"""
+
+from light_league.game_theory.diversity import (
+    DiversityTracker,
+    TrajectoryBatch,
+    behaviour_features,
+    diversity_score,
+    embed_trajectory,
+    pairwise_cosine_distances,
+)
+from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry, elo_delta, expected_score
+from light_league.game_theory.nash import (
+    build_payoff_matrix,
+    compute_nash_distribution,
+    nash_entropy,
+    regret_matching,
+    solve_zero_sum,
+)
+from light_league.game_theory.payoff import DecayedPayoff
+from light_league.game_theory.pfsp import pfsp_probabilities, pfsp_weights
+
+__all__ = [
+    "DEFAULT_BASELINES",
+    "DecayedPayoff",
+    "DiversityTracker",
+    "EloRegistry",
+    "TrajectoryBatch",
+    "behaviour_features",
+    "build_payoff_matrix",
+    "compute_nash_distribution",
+    "diversity_score",
+    "elo_delta",
+    "embed_trajectory",
+    "expected_score",
+    "nash_entropy",
+    "pairwise_cosine_distances",
+    "pfsp_probabilities",
+    "pfsp_weights",
+    "regret_matching",
+    "solve_zero_sum",
+]

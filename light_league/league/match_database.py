@@ -1,0 +1,162 @@
+"""Match results as an append-only JSON-lines log, indexed in memory.
+
+Each line is one game: ``{"a": ..., "b": ..., "outcome": ..., **extra}`` with ``outcome`` the
+score of ``a`` in [0, 1] (1 win, 0.5 draw, 0 loss). A game counts for both players: it adds
+``outcome`` to ``a``'s record against ``b`` and ``1 - outcome`` to ``b``'s record against ``a``,
+so ``win_rate(a, b) + win_rate(b, a) == 1``. Record each game once (recording it from both
+sides counts it twice; the win rates stay the same but the game counts double).
+
+The file is read once, on open (a torn last line left by a killed writer is cut off first); all
+queries use the in-memory index. Extra fields are stored as given; a ``generation`` field lets a
+resumed run drop the games of generations it is about to replay (:meth:`truncate_generation`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from light_league.utils.atomic import JsonlLog, atomic_write_text
+
+_RESERVED = ("a", "b", "outcome")
+
+MatchSpec = Sequence[Any] | Mapping[str, Any]
+
+
+def _make_record(a: str, b: str, outcome: float, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate one game and build its log record."""
+    if not isinstance(a, str) or not isinstance(b, str) or not a or not b:
+        raise ValueError(f"players must be non-empty agent id strings, got a={a!r}, b={b!r}")
+    try:
+        score = float(outcome)
+    except (TypeError, ValueError):
+        raise ValueError(f"outcome must be a number in [0, 1], got {outcome!r}") from None
+    if not (0.0 <= score <= 1.0):
+        raise ValueError(
+            f"outcome must lie in [0, 1] (1 win, 0.5 draw, 0 loss), got {outcome!r} for {a} vs {b}"
+        )
+    clash = [k for k in extra if k in _RESERVED]
+    if clash:
+        raise ValueError(
+            f"extra fields {clash} clash with the record's own keys {list(_RESERVED)}; rename them"
+        )
+    record = {"a": a, "b": b, "outcome": score, **extra}
+    try:
+        json.dumps(record)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"match record {record!r} is not JSON-serialisable ({exc})") from None
+    return record
+
+
+class MatchDatabase:
+    """JSONL log of game outcomes with win rates served from memory.
+
+    ``fsync_every``: fsync the log after this many appended records (0: leave it to the OS;
+    call :meth:`sync` at a checkpoint).
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str], *, fsync_every: int = 0) -> None:
+        self.db_path = Path(db_path)
+        self._log = JsonlLog(self.db_path, fsync_every=fsync_every)
+        # focal -> opponent -> [sum of focal's outcomes, games]
+        self._index: dict[str, dict[str, list[float]]] = {}
+        self._n_records = 0
+        self.reload()
+
+    def reload(self) -> None:
+        """Rebuild the index from the file (e.g. after another process appended to it)."""
+        self._index = {}
+        self._n_records = 0
+        for record in self._log:
+            self._add_to_index(record)
+
+    def _add_to_index(self, record: Mapping[str, Any]) -> None:
+        a, b, score = record["a"], record["b"], float(record["outcome"])
+        for focal, opponent, value in ((a, b, score), (b, a, 1.0 - score)):
+            cell = self._index.setdefault(focal, {}).setdefault(opponent, [0.0, 0.0])
+            cell[0] += value
+            cell[1] += 1.0
+        self._n_records += 1
+
+    def record(self, a: str, b: str, outcome: float, **extra: Any) -> None:
+        """Append one game between ``a`` and ``b`` with ``a``'s score ``outcome``."""
+        self.record_many([(a, b, outcome, extra)])
+
+    def record_many(self, matches: Sequence[MatchSpec]) -> None:
+        """Append a batch of games in one write; nothing is written if any game is invalid.
+
+        Each game is ``(a, b, outcome)``, ``(a, b, outcome, extra_dict)`` or a dict with keys
+        ``a``, ``b``, ``outcome`` and any extra fields.
+        """
+        records = [self._parse(m) for m in matches]
+        self._log.append_many(records)
+        for record in records:
+            self._add_to_index(record)
+
+    @staticmethod
+    def _parse(match: MatchSpec) -> dict[str, Any]:
+        if isinstance(match, Mapping):
+            extra = {k: v for k, v in match.items() if k not in _RESERVED}
+            missing = [k for k in _RESERVED if k not in match]
+            if missing:
+                raise ValueError(f"match {dict(match)!r} lacks keys {missing}")
+            return _make_record(match["a"], match["b"], match["outcome"], extra)
+        if len(match) not in (3, 4):
+            raise ValueError(f"match must be (a, b, outcome) or (a, b, outcome, extra), got {match!r}")
+        extra = match[3] if len(match) == 4 else {}
+        return _make_record(match[0], match[1], match[2], extra)
+
+    def win_rate(self, a: str, b: str) -> float:
+        """Mean score of ``a`` against ``b`` (wins + half the draws, over games); 0.5 if never played."""
+        cell = self._index.get(a, {}).get(b)
+        if cell is None or cell[1] == 0.0:
+            return 0.5
+        return cell[0] / cell[1]
+
+    def win_rates_for(self, a: str) -> dict[str, float]:
+        """Opponent -> ``win_rate(a, opponent)`` for every opponent ``a`` has played."""
+        return {opponent: total / games for opponent, (total, games) in self._index.get(a, {}).items()}
+
+    def games(self, a: str, b: str) -> int:
+        """Number of recorded games between ``a`` and ``b`` (either order)."""
+        cell = self._index.get(a, {}).get(b)
+        return 0 if cell is None else int(cell[1])
+
+    def players(self) -> list[str]:
+        """Every agent id that appears in the log."""
+        return list(self._index)
+
+    def __len__(self) -> int:
+        return self._n_records
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Records in log order (read from the file)."""
+        return iter(self._log)
+
+    def sync(self) -> None:
+        """fsync the log."""
+        self._log.sync()
+
+    def truncate_generation(self, generation: int) -> int:
+        """Drop every record whose ``generation`` is >= ``generation``; return how many were dropped.
+
+        Records without a ``generation`` field are kept. The file is rewritten atomically.
+        """
+        if not (isinstance(generation, int) and generation >= 0) or isinstance(generation, bool):
+            raise ValueError(f"generation must be a non-negative integer, got {generation!r}")
+        kept = [r for r in self._log if not _generation_at_least(r, generation)]
+        dropped = self._n_records - len(kept)
+        if dropped:
+            atomic_write_text(
+                self.db_path, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in kept)
+            )
+            self.reload()
+        return dropped
+
+
+def _generation_at_least(record: Mapping[str, Any], generation: int) -> bool:
+    value = record.get("generation")
+    return value is not None and value >= generation

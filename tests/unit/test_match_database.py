@@ -1,0 +1,133 @@
+"""MatchDatabase: win rates from the in-memory index, torn lines, batches, generation truncation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from light_league.league import MatchDatabase
+from light_league.utils.atomic import JsonlLog
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "matches.jsonl"
+
+
+def test_unplayed_pair_is_even(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    assert db.win_rate("a", "b") == 0.5
+    assert db.games("a", "b") == 0
+    assert db.win_rates_for("a") == {}
+
+
+def test_win_rate_is_wins_plus_half_draws_over_games(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    for outcome in (1.0, 1.0, 0.5, 0.0, 0.5):  # 2 wins, 2 draws, 1 loss
+        db.record("a", "b", outcome)
+    assert db.win_rate("a", "b") == pytest.approx((2 + 0.5 * 2) / 5)
+    assert db.win_rate("b", "a") == pytest.approx(1 - 3 / 5)
+    assert db.games("a", "b") == db.games("b", "a") == 5
+    assert len(db) == 5
+
+
+def test_games_recorded_from_either_side_count_for_both(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record("a", "b", 1.0)
+    db.record("b", "a", 1.0)
+    db.record("b", "a", 0.0)
+    assert db.win_rate("a", "b") == pytest.approx(2 / 3)
+    assert db.win_rate("a", "b") + db.win_rate("b", "a") == pytest.approx(1.0)
+
+
+def test_win_rates_for_lists_every_opponent(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record("a", "b", 1.0)
+    db.record("c", "a", 0.25)
+    db.record("b", "c", 1.0)
+    assert db.win_rates_for("a") == {"b": 1.0, "c": pytest.approx(0.75)}
+    assert db.win_rates_for("c") == {"a": 0.25, "b": 0.0}
+    assert sorted(db.players()) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("bad", [1.01, -0.5, float("nan"), "win"])
+def test_outcome_outside_unit_interval_names_the_value(db_path: Path, bad: object) -> None:
+    db = MatchDatabase(db_path=db_path)
+    with pytest.raises(ValueError, match="outcome must"):
+        db.record("a", "b", bad)  # type: ignore[arg-type]
+    assert len(db) == 0 and db_path.read_text() == ""
+
+
+def test_record_many_is_all_or_nothing(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record_many(
+        [("a", "b", 1.0), ("a", "b", 0.0, {"generation": 2}), {"a": "b", "b": "c", "outcome": 0.5}]
+    )
+    assert len(db) == 3 and db.win_rate("a", "b") == 0.5 and db.games("b", "c") == 1
+    with pytest.raises(ValueError, match="2.0"):
+        db.record_many([("a", "b", 1.0), ("a", "b", 2.0)])
+    assert len(db) == 3 and len(MatchDatabase(db_path=db_path)) == 3
+
+
+def test_extra_fields_are_stored(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record("a", "b", 1.0, generation=4, seat=1)
+    assert list(db) == [{"a": "a", "b": "b", "outcome": 1.0, "generation": 4, "seat": 1}]
+    with pytest.raises(ValueError, match="clash"):
+        db.record_many([{"a": "a", "b": "b", "outcome": 1.0, "extra": 1}, ("a", "b", 1.0, {"outcome": 0})])
+
+
+def test_index_survives_reopen(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record_many([("a", "b", 1.0), ("a", "c", 0.5), ("b", "c", 0.0)])
+    again = MatchDatabase(db_path=db_path)
+    for x, y in [("a", "b"), ("b", "a"), ("a", "c"), ("c", "b")]:
+        assert again.win_rate(x, y) == db.win_rate(x, y)
+    assert again.win_rates_for("c") == db.win_rates_for("c")
+
+
+def test_queries_do_not_read_the_file(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record_many([("a", "b", 1.0)] * 10)
+
+    def no_reads(self: JsonlLog) -> None:
+        raise AssertionError("query re-read the log")
+
+    monkeypatch.setattr(JsonlLog, "__iter__", no_reads)
+    assert db.win_rate("a", "b") == 1.0
+    assert db.win_rates_for("b") == {"a": 0.0}
+    assert db.games("a", "b") == 10
+
+
+def test_torn_last_line_is_cut_and_the_rest_kept(db_path: Path) -> None:
+    good = [{"a": "a", "b": "b", "outcome": 1.0}, {"a": "a", "b": "b", "outcome": 0.0}]
+    db_path.write_text("".join(json.dumps(r) + "\n" for r in good) + '{"a": "a", "b": "b", "outc')
+    db = MatchDatabase(db_path=db_path)
+    assert len(db) == 2 and db.win_rate("a", "b") == 0.5
+    db.record("a", "b", 1.0)
+    lines = db_path.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line) for line in lines)
+    assert MatchDatabase(db_path=db_path).win_rate("a", "b") == pytest.approx(2 / 3)
+
+
+def test_truncate_generation_drops_later_generations(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record("a", "b", 1.0)  # no generation: always kept
+    for generation in range(4):
+        db.record("a", "b", 0.0, generation=generation)
+    assert db.truncate_generation(2) == 2
+    assert len(db) == 3 and db.win_rate("a", "b") == pytest.approx(1 / 3)
+    assert [r.get("generation") for r in MatchDatabase(db_path=db_path)] == [None, 0, 1]
+    assert db.truncate_generation(5) == 0
+    with pytest.raises(ValueError, match="non-negative integer"):
+        db.truncate_generation(-1)
+
+
+def test_reload_sees_another_writer(db_path: Path) -> None:
+    reader = MatchDatabase(db_path=db_path)
+    MatchDatabase(db_path=db_path).record("a", "b", 1.0)
+    assert reader.games("a", "b") == 0
+    reader.reload()
+    assert reader.games("a", "b") == 1
