@@ -1,0 +1,22 @@
+"""Environments: batched and PettingZoo faces, built by name.
+
+``make_batched(name, num_envs, **kwargs)`` and ``make_parallel(name, **kwargs)`` build an env;
+``make_fixed_policy(env_name, policy_name)`` builds a fixed opponent (scripted levels, random);
+``env_names()`` and ``fixed_policy_names(env_name)`` list what exists. Names: ``battalion``,
+``kuhn_poker``, ``leduc_poker``, ``rps``, ``biased_rps``, ``disc``, ``pettingzoo:<module>:<factory>``
+and ``openspiel:<game>``.
+"""
+
+from envs.base import BatchedEnv, BatchStep, EnvSpec
+from envs.registry import env_names, fixed_policy_names, make_batched, make_fixed_policy, make_parallel
+
+__all__ = [
+    "BatchStep",
+    "BatchedEnv",
+    "EnvSpec",
+    "env_names",
+    "fixed_policy_names",
+    "make_batched",
+    "make_fixed_policy",
+    "make_parallel",
+]

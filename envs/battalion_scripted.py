@@ -1,0 +1,146 @@
+"""Scripted battalion opponents, levels 1 (weakest) to 5, acting from the observation vector only.
+
+They satisfy the framework's ``Policy`` protocol structurally (``log_probs(obs, mask, agent_idx)``)
+and read the observation layout documented in :mod:`envs.battalion` (the team size is read from
+the observation width, so one policy object plays 1v1, 2v2 or 3v3):
+
+* level 1 mostly holds its ground, drifts now and then and fires only occasionally;
+* level 2 turns towards the nearest enemy and fires about half the time it can;
+* level 3 (deterministic) fires whenever it can, otherwise turns to the nearest enemy or advances;
+* level 4 (deterministic) concentrates on the weakest enemy: turns to centre it in the arc so
+  its shots hit that one, and closes to short range for heavier fire;
+* level 5 (deterministic) is level 4 with the whole team on one target (the enemy with the
+  least strength plus morale, which every ally sees alike), firing at anything in the arc while
+  a turn towards the focus target would take longer than two steps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from envs.base import EnvSpec
+from envs.battalion import (
+    ADVANCE,
+    FIRE,
+    FIRE_RANGE,
+    HOLD,
+    NUM_ACTIONS,
+    OTHER_FEATURES,
+    OWN_FEATURES,
+    TURN_LEFT,
+    TURN_RIGHT,
+    obs_dim,
+)
+
+_TURN = 2.0 * math.pi / 24.0
+#: probabilities of level 1: hold, fire (when legal), and a drift shared by the six moves.
+_L1_HOLD, _L1_FIRE, _L1_DRIFT = 0.45, 0.35, 0.2
+
+
+class ScriptedBattalionPolicy:
+    """A fixed battalion opponent of the given ``level`` (1..5) for ``spec.team_size`` a side."""
+
+    def __init__(self, spec: EnvSpec, level: int) -> None:
+        if spec.name != "battalion":
+            raise ValueError(f"scripted battalion policies need the battalion env, got {spec.name!r}")
+        if level not in range(1, 6):
+            raise ValueError(f"scripted level must be in 1..5, got {level!r}")
+        self.spec = spec
+        self.level = level
+
+    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=np.float64)
+        mask = np.asarray(mask, dtype=bool)
+        n = _team_size(obs.shape[1])
+        enemies = obs[:, OWN_FEATURES:-1].reshape(len(obs), 2 * n - 1, OTHER_FEATURES)[:, n - 1 :]
+        if self.level == 1:
+            probs = self._level1(mask)
+        elif self.level == 2:
+            probs = self._level2(enemies, mask)
+        else:
+            probs = _one_hot(self._deterministic(enemies, mask))
+        probs = np.where(mask, probs, 0.0)
+        total = probs.sum(axis=1, keepdims=True)
+        probs = np.where(
+            total > 0.0, probs / np.where(total > 0.0, total, 1.0), mask / mask.sum(1, keepdims=True)
+        )
+        with np.errstate(divide="ignore"):
+            return np.where(mask, np.log(probs), -np.inf).astype(np.float32)
+
+    @staticmethod
+    def _level1(mask: np.ndarray) -> np.ndarray:
+        probs = np.full(mask.shape, _L1_DRIFT / (NUM_ACTIONS - 2))
+        probs[:, HOLD] = _L1_HOLD
+        probs[:, FIRE] = _L1_FIRE
+        return probs
+
+    def _level2(self, enemies: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        bearing = _bearing(enemies[np.arange(len(enemies)), _nearest(enemies)])
+        turn = np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
+        probs = np.zeros(mask.shape)
+        probs[:, HOLD] = 0.5
+        can_fire = mask[:, FIRE]
+        off_line = ~can_fire & (np.abs(bearing) > 1.5 * _TURN)
+        rows = np.arange(len(mask))
+        probs[rows, np.where(can_fire, FIRE, np.where(off_line, turn, ADVANCE))] += 0.5
+        return probs
+
+    def _deterministic(self, enemies: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        rows = np.arange(len(enemies))
+        if self.level == 3:
+            target = _nearest(enemies)
+        else:
+            target = _weakest_in_range(enemies, enemies[..., 6 if self.level == 4 else 7])
+        chosen = enemies[rows, target]
+        bearing = _bearing(chosen)
+        turn = np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
+        if self.level == 3:
+            move = np.where(np.abs(bearing) > 2.0 * _TURN, turn, ADVANCE)
+            return np.where(mask[:, FIRE], FIRE, move)
+        hits_target = mask[:, FIRE] & (chosen[:, 8] > 0.5) & _most_centred(enemies, target)
+        facing = np.abs(bearing) <= 0.5 * _TURN
+        move = np.where(facing, np.where(chosen[:, 3] > FIRE_RANGE, ADVANCE, HOLD), turn)
+        action = np.where(hits_target, FIRE, move)
+        if self.level == 5:
+            long_turn = np.abs(bearing) > 3.0 * _TURN
+            action = np.where(~hits_target & mask[:, FIRE] & long_turn, FIRE, action)
+        return action
+
+
+def _team_size(width: int) -> int:
+    """Battalions a side, read from the observation width (the policy works at any team size)."""
+    n, rest = divmod(width - OWN_FEATURES - 1 + OTHER_FEATURES, 2 * OTHER_FEATURES)
+    if rest or n < 1 or obs_dim(n) != width:
+        raise ValueError(f"observation width {width} is not a battalion observation (20 x team_size - 2)")
+    return n
+
+
+def _bearing(enemy: np.ndarray) -> np.ndarray:
+    """Angle of the enemy off our facing, positive to the left (radians)."""
+    return np.arctan2(enemy[..., 2], enemy[..., 1])
+
+
+def _nearest(enemies: np.ndarray) -> np.ndarray:
+    dist = np.where(enemies[..., 0] > 0.5, enemies[..., 3], np.inf)
+    return np.argmin(dist, axis=1)
+
+
+def _weakest_in_range(enemies: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The enemy in range with the lowest ``score``, or the nearest one when none is in range."""
+    in_range = (enemies[..., 0] > 0.5) & (enemies[..., 3] <= FIRE_RANGE)
+    weakest = np.argmin(np.where(in_range, score, np.inf), axis=1)
+    return np.where(in_range.any(axis=1), weakest, _nearest(enemies))
+
+
+def _most_centred(enemies: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Whether ``target`` is the targetable enemy closest to the line of fire (the one fire hits)."""
+    off = np.where(enemies[..., 8] > 0.5, np.abs(_bearing(enemies)), np.inf)
+    return np.argmin(off, axis=1) == target
+
+
+def _one_hot(action: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(action), NUM_ACTIONS))
+    out[np.arange(len(action)), action] = 1.0
+    return out

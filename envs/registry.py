@@ -1,0 +1,131 @@
+"""Env names -> builders. Built-in envs are imported lazily by module path, so a broken or
+missing optional env never stops the others from loading.
+
+A built-in env module provides ``make_batched(num_envs, **kwargs)``, ``make_parallel(**kwargs)``
+and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``). Adapters are named
+``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``; their only fixed policy is
+``random``. ``envs/`` imports nothing from ``light_league``, so the did-you-mean helper is local.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from pettingzoo import ParallelEnv
+
+from envs import adapters
+from envs.base import BatchedEnv, EnvSpec
+from envs.parallel import UniformRandomPolicy
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """A built-in env: the module that implements it and kwargs fixed by the name."""
+
+    module: str
+    fixed_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+BUILTIN_ENVS: dict[str, EnvEntry] = {
+    "battalion": EnvEntry("envs.battalion"),
+    "kuhn_poker": EnvEntry("envs.kuhn_poker"),
+    "leduc_poker": EnvEntry("envs.leduc_poker"),
+    "rps": EnvEntry("envs.matrix_games", {"game": "rps"}),
+    "biased_rps": EnvEntry("envs.matrix_games", {"game": "biased_rps"}),
+    "disc": EnvEntry("envs.matrix_games", {"game": "disc"}),
+}
+ADAPTER_PREFIXES = ("pettingzoo:", "openspiel:")
+
+
+def _did_you_mean(name: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _unknown_env(name: str) -> ValueError:
+    valid = sorted(BUILTIN_ENVS)
+    return ValueError(
+        f"unknown env {name!r}{_did_you_mean(name, valid)} (valid: {', '.join(valid)}, "
+        "pettingzoo:<module>:<factory>, openspiel:<game>)"
+    )
+
+
+def env_names() -> list[str]:
+    """Names of the built-in envs (adapters take the prefixed forms as well)."""
+    return sorted(BUILTIN_ENVS)
+
+
+def _module(name: str) -> ModuleType:
+    entry = BUILTIN_ENVS.get(name)
+    if entry is None:
+        raise _unknown_env(name)
+    try:
+        return importlib.import_module(entry.module)
+    except ImportError as exc:
+        raise ValueError(
+            f"env {name!r} is listed but its module {entry.module!r} cannot be imported: {exc}"
+        ) from exc
+
+
+def _kwargs(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    fixed = BUILTIN_ENVS[name].fixed_kwargs
+    clash = sorted(set(fixed) & set(kwargs))
+    if clash:
+        raise ValueError(f"env {name!r} fixes {clash} by its name; remove them from the env kwargs")
+    return {**kwargs, **fixed}
+
+
+def _call(name: str, builder: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return builder(*args, **kwargs)
+    except TypeError as exc:
+        raise ValueError(f"bad kwargs {sorted(kwargs)} for env {name!r}: {exc}") from exc
+
+
+def make_batched(name: str, num_envs: int, **kwargs: Any) -> BatchedEnv:
+    """``num_envs`` games of env ``name`` behind the batched API."""
+    if name.startswith("pettingzoo:"):
+        return adapters.make_pettingzoo_batched(name, num_envs, **kwargs)
+    if name.startswith("openspiel:"):
+        return adapters.make_openspiel_batched(name, num_envs, **kwargs)
+    module = _module(name)
+    return _call(name, module.make_batched, num_envs, **_kwargs(name, kwargs))
+
+
+def make_parallel(name: str, **kwargs: Any) -> ParallelEnv:
+    """One game of env ``name`` behind PettingZoo's Parallel API."""
+    if name.startswith("pettingzoo:"):
+        return adapters.make_pettingzoo_parallel(name, **kwargs)
+    if name.startswith("openspiel:"):
+        return adapters.make_openspiel_parallel(name, **kwargs)
+    module = _module(name)
+    return _call(name, module.make_parallel, **_kwargs(name, kwargs))
+
+
+def _fixed_policies(env_name: str) -> dict[str, Callable[[EnvSpec], Any]]:
+    if env_name.startswith(ADAPTER_PREFIXES):
+        return {"random": UniformRandomPolicy}
+    return dict(getattr(_module(env_name), "FIXED_POLICIES", {"random": UniformRandomPolicy}))
+
+
+def fixed_policy_names(env_name: str) -> list[str]:
+    """Names of the fixed opponents env ``env_name`` ships (scripted levels, random ...)."""
+    return sorted(_fixed_policies(env_name))
+
+
+def make_fixed_policy(env_name: str, policy_name: str, **env_kwargs: Any) -> Any:
+    """Build fixed opponent ``policy_name`` of env ``env_name`` (``env_kwargs`` shape its spec)."""
+    table = _fixed_policies(env_name)
+    if policy_name not in table:
+        valid = sorted(table)
+        raise KeyError(
+            f"unknown fixed policy {policy_name!r} for env {env_name!r}"
+            f"{_did_you_mean(policy_name, valid)} (valid: {', '.join(valid)})"
+        )
+    spec = make_batched(env_name, 1, **env_kwargs).spec
+    return table[policy_name](spec)
