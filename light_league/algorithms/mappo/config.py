@@ -1,0 +1,142 @@
+"""MAPPO hyperparameters.
+
+Defaults follow the reference implementation of Yu et al. (``marlbenchmark/on-policy``,
+``onpolicy/config.py``) except where noted (``ppo_epoch``). Every flag is an explicit boolean:
+``True`` turns the feature on (the reference's ``store_false`` flags are inverted; do not copy
+its command lines). ``docs/mappo.md`` compares every field with the reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from light_league.config_base import Section
+
+#: version of the architecture description in ``policy_meta`` (bump on incompatible changes)
+ARCH_VERSION = 1
+
+
+class MAPPOConfig(Section):
+    # ------------------------------------------------------------------ optimisation
+    lr: float = Field(5e-4, gt=0.0, le=1.0)
+    """Actor learning rate (Adam). Reference: 5e-4."""
+
+    critic_lr: float = Field(5e-4, gt=0.0, le=1.0)
+    """Critic learning rate (Adam). Reference: 5e-4."""
+
+    opti_eps: float = Field(1e-5, gt=0.0, le=1e-2)
+    """Adam epsilon for both optimisers. Reference: 1e-5."""
+
+    weight_decay: float = Field(0.0, ge=0.0, le=1.0)
+    """Adam weight decay for both optimisers. Reference: 0."""
+
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    """``constant``, or ``linear``: both learning rates fall linearly from their initial value to
+    ``lr_final_fraction`` of it over ``lr_decay_updates`` calls of ``update`` and stay there
+    (the reference's ``use_linear_lr_decay``, which decays to 0 over the run's iterations)."""
+
+    lr_decay_updates: int = Field(1000, ge=1, le=10**9)
+    """Horizon of the linear schedule, in ``update`` calls."""
+
+    lr_final_fraction: float = Field(0.0, ge=0.0, le=1.0)
+    """Learning rate at the end of the linear schedule, as a fraction of the initial one."""
+
+    ppo_epoch: int = Field(10, ge=1, le=100)
+    """Passes over each batch. Reference default 15; ours is 10, the paper's advice for difficult
+    tasks (its suggestion 3: at most 10 epochs on hard tasks, 15 on easy ones). A league learner's
+    opponents change under it, which is the hard case, and 10 epochs cost a third less CPU."""
+
+    num_mini_batch: int = Field(1, ge=1, le=1024)
+    """Mini-batches per epoch (of valid samples, shuffled). Reference: 1; the paper advises
+    against splitting the batch."""
+
+    clip_param: float = Field(0.2, gt=0.0, le=1.0)
+    """PPO ratio clip ε, also the value-clipping range (in normalised value units). Reference: 0.2."""
+
+    entropy_coef: float = Field(0.01, ge=0.0, le=10.0)
+    """Weight of the entropy bonus in the actor loss. Reference: 0.01."""
+
+    value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
+    """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
+
+    use_max_grad_norm: bool = True
+    """Clip the global gradient norm of actor and critic separately. Reference: on."""
+
+    max_grad_norm: float = Field(10.0, gt=0.0, le=1e6)
+    """Gradient-norm limit. Reference: 10 (its help text says 0.5; the code uses 10)."""
+
+    # ------------------------------------------------------------------ returns and advantages
+    gamma: float = Field(0.99, ge=0.0, le=1.0)
+    """Discount factor. Reference: 0.99."""
+
+    gae_lambda: float = Field(0.95, ge=0.0, le=1.0)
+    """GAE λ. Reference: 0.95."""
+
+    use_advantage_norm: bool = True
+    """Normalise advantages over the batch's valid samples, ``(A - mean) / (std + 1e-5)``.
+    The reference always does this."""
+
+    # ------------------------------------------------------------------ value loss
+    use_huber_loss: bool = True
+    """Huber value loss (else squared error / 2). Reference: on."""
+
+    huber_delta: float = Field(10.0, gt=0.0, le=1e6)
+    """Huber threshold, in normalised value units. Reference: 10."""
+
+    use_clipped_value_loss: bool = True
+    """Take the max of the plain and the clipped value loss. Reference: on."""
+
+    use_valuenorm: bool = True
+    """Critic predicts normalised returns with running statistics (paper's suggestion 1). Reference: on."""
+
+    value_norm_beta: float = Field(0.99999, gt=0.0, lt=1.0)
+    """Decay of the ValueNorm running moments, applied once per mini-batch. Reference: 0.99999."""
+
+    value_norm_epsilon: float = Field(1e-5, gt=0.0, le=1.0)
+    """Floor of the ValueNorm debiasing term. Reference: 1e-5."""
+
+    # ------------------------------------------------------------------ network
+    hidden_size: int = Field(64, ge=1, le=8192)
+    """Width of every hidden layer of actor and critic. Reference: 64."""
+
+    layer_N: int = Field(1, ge=0, le=16)
+    """Hidden layers after the first one (the reference's meaning: ``layer_N=1`` gives two hidden
+    layers). Reference: 1."""
+
+    use_relu: bool = True
+    """ReLU activations (else tanh). Reference: on."""
+
+    use_feature_normalization: bool = True
+    """LayerNorm on the raw input of actor and critic. Reference: on. (A LayerNorm after each
+    hidden layer is always there, as in the reference.)"""
+
+    use_orthogonal: bool = True
+    """Orthogonal initialisation (else Xavier uniform), biases zero. Reference: on."""
+
+    gain: float = Field(0.01, gt=0.0, le=10.0)
+    """Initialisation gain of the policy output layer (near-uniform initial policy). Reference: 0.01."""
+
+    add_agent_id: bool = True
+    """Append the one-hot position of the agent in its team to actor and critic inputs, so a
+    shared network can still specialise per position."""
+
+    # ------------------------------------------------------------------ runtime
+    torch_threads: int = Field(1, ge=0, le=256)
+    """Torch intra-op threads, set (process-wide) when the learner is built; 0 leaves the process
+    setting alone. Default 1: these networks are small; a second thread gains about 1.3x on an idle
+    machine and loses several times over on a busy one (``bench/learner_throughput.py``)."""
+
+    def architecture(self) -> dict[str, Any]:
+        """The fields that shape the network (stored in ``policy_meta``)."""
+        return {
+            "hidden_size": self.hidden_size,
+            "layer_N": self.layer_N,
+            "use_relu": self.use_relu,
+            "use_feature_normalization": self.use_feature_normalization,
+            "add_agent_id": self.add_agent_id,
+            "use_valuenorm": self.use_valuenorm,
+            "value_norm_beta": self.value_norm_beta,
+            "value_norm_epsilon": self.value_norm_epsilon,
+        }

@@ -1,0 +1,319 @@
+"""The MAPPO learner: GAE on a :class:`SampleBatch`, then PPO epochs over shuffled mini-batches.
+
+One ``update(batch)``:
+
+1. **Prepare** — GAE in return units (:mod:`.gae`), advantage normalisation over valid entries,
+   old values mapped into the critic's units with the ValueNorm statistics of the rollout (they
+   change only inside ``update``, so these equal the critic's raw outputs at collection time);
+   then the valid entries of every stream are flattened into one sample set.
+2. **Optimise** — ``ppo_epoch`` passes; each pass shuffles the valid *samples* (not streams:
+   the policy is feed-forward, as in the reference's ``feed_forward_generator``) and splits them
+   into ``num_mini_batch`` mini-batches. Each mini-batch takes one actor step (clipped surrogate
+   minus the entropy bonus) and one critic step (the reference's value loss, which also updates
+   the ValueNorm), each with its own Adam optimiser and gradient-norm clipping.
+3. **Report** — means over mini-batches of the losses and diagnostics, plus the explained
+   variance of the batch's values.
+
+Deterministic under ``seed``: the seed fixes the initial weights and the shuffling generator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from envs.base import EnvSpec
+from light_league.algorithms.base import Learner
+from light_league.algorithms.mappo.config import ARCH_VERSION, MAPPOConfig
+from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
+from light_league.algorithms.mappo.loss import (
+    categorical_entropy,
+    mappo_value_loss,
+    policy_loss,
+    ppo_diagnostics,
+)
+from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.data_buffer.episode import SampleBatch
+
+#: version of the ``state_dict`` layout
+STATE_VERSION = 1
+
+_MB_KEYS = (
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_frac",
+    "actor_grad_norm",
+    "critic_grad_norm",
+    "grad_norm",
+)
+
+
+def explained_variance(values: np.ndarray, returns: np.ndarray) -> float:
+    """``1 - Var(returns - values) / Var(returns)``; NaN when the returns do not vary."""
+    var = float(np.var(returns))
+    return float("nan") if var == 0.0 else 1.0 - float(np.var(returns - values)) / var
+
+
+class MAPPOLearner(Learner):
+    """MAPPO for one team-shared policy (see the module docstring for one update's phases)."""
+
+    kind = "mappo"
+
+    def __init__(self, spec: EnvSpec, config: MAPPOConfig, *, seed: int) -> None:
+        if config.torch_threads:
+            torch.set_num_threads(config.torch_threads)
+        self.spec = spec
+        self.config = config
+        self.seed = seed
+        self._policy = MAPPOPolicy(
+            obs_dim=spec.obs_dim,
+            state_dim=spec.state_dim,
+            num_actions=spec.num_actions,
+            team_size=spec.team_size,
+            use_orthogonal=config.use_orthogonal,
+            gain=config.gain,
+            seed=seed,
+            **config.architecture(),
+        )
+        self._initial_weights = self._policy.get_weights()
+        self._shuffle = torch.Generator().manual_seed(seed + 1)
+        self._actor_opt, self._critic_opt = self._make_optimisers()
+        self.num_updates = 0
+        self.samples_seen = 0
+        self._schedule_step = 0
+
+    # ------------------------------------------------------------------ Learner API
+    @property
+    def policy(self) -> MAPPOPolicy:
+        return self._policy
+
+    def update(self, batch: SampleBatch) -> dict[str, float]:
+        data, explained = self._prepare(batch)
+        lr_frac = self._apply_lr_schedule()
+        sums = dict.fromkeys(_MB_KEYS, 0.0)
+        n_mb = 0
+        for _ in range(self.config.ppo_epoch):
+            for mb in self._minibatches(data):
+                for k, v in self._minibatch_step(mb).items():
+                    sums[k] += v
+                n_mb += 1
+        self.num_updates += 1
+        self._schedule_step += 1
+        self.samples_seen += int(data["actions"].shape[0])
+        metrics = {k: v / n_mb for k, v in sums.items()}
+        metrics.update(self._batch_metrics(data, explained, lr_frac))
+        return metrics
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        return self._policy.get_weights()
+
+    def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        self._policy.set_weights(weights)
+
+    def policy_meta(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "version": ARCH_VERSION,
+            "env": self.spec.name,
+            "obs_dim": self.spec.obs_dim,
+            "state_dim": self.spec.state_dim,
+            "num_actions": self.spec.num_actions,
+            "team_size": self.spec.team_size,
+            "architecture": dict(self._policy.arch),
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "weights": {k: v.detach().clone() for k, v in self._policy.state_dict().items()},
+            "initial_weights": {k: torch.from_numpy(v.copy()) for k, v in self._initial_weights.items()},
+            "actor_optim": self._actor_opt.state_dict(),
+            "critic_optim": self._critic_opt.state_dict(),
+            "shuffle_rng": self._shuffle.get_state(),
+            "num_updates": self.num_updates,
+            "samples_seen": self.samples_seen,
+            "schedule_step": self._schedule_step,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"MAPPO learner state has version {state.get('version')!r}, this code reads {STATE_VERSION}; "
+                "resume with the light_league version that wrote it"
+            )
+        self._policy.set_weights(state["weights"])
+        self._initial_weights = {k: np.asarray(v) for k, v in state["initial_weights"].items()}
+        self._actor_opt.load_state_dict(state["actor_optim"])
+        self._critic_opt.load_state_dict(state["critic_optim"])
+        self._shuffle.set_state(state["shuffle_rng"])
+        self.num_updates = int(state["num_updates"])
+        self.samples_seen = int(state["samples_seen"])
+        self._schedule_step = int(state["schedule_step"])
+
+    def reset_weights(self) -> None:
+        """Back to the initial weights (ValueNorm included), fresh optimisers, lr schedule restarted.
+
+        Lifetime counters (``num_updates``, ``samples_seen``) keep counting.
+        """
+        self._policy.set_weights(self._initial_weights)
+        self._actor_opt, self._critic_opt = self._make_optimisers()
+        self._schedule_step = 0
+
+    @property
+    def lr_fraction(self) -> float:
+        """Current learning rate as a fraction of the configured one."""
+        c = self.config
+        if c.lr_schedule == "constant":
+            return 1.0
+        progress = min(self._schedule_step / c.lr_decay_updates, 1.0)
+        return 1.0 - (1.0 - c.lr_final_fraction) * progress
+
+    # ------------------------------------------------------------------ phases
+    def _make_optimisers(self) -> tuple[torch.optim.Adam, torch.optim.Adam]:
+        c = self.config
+        actor = torch.optim.Adam(
+            self._policy.actor.parameters(), lr=c.lr, eps=c.opti_eps, weight_decay=c.weight_decay
+        )
+        critic = torch.optim.Adam(
+            self._policy.critic.parameters(), lr=c.critic_lr, eps=c.opti_eps, weight_decay=c.weight_decay
+        )
+        return actor, critic
+
+    def _apply_lr_schedule(self) -> float:
+        frac = self.lr_fraction
+        for group in self._actor_opt.param_groups:
+            group["lr"] = self.config.lr * frac
+        for group in self._critic_opt.param_groups:
+            group["lr"] = self.config.critic_lr * frac
+        return frac
+
+    def _check_batch(self, batch: SampleBatch) -> None:
+        t, n = batch.shape
+        s = self.spec
+        expected = {
+            "obs": (t, n, s.obs_dim),
+            "state": (t, n, s.state_dim),
+            "action_mask": (t, n, s.num_actions),
+            "agent_idx": (n,),
+            "bootstrap_values": (n,),
+        }
+        for name, shape in expected.items():
+            got = tuple(getattr(batch, name).shape)
+            if got != shape:
+                raise ValueError(
+                    f"SampleBatch.{name} has shape {got}, the learner for env {s.name!r} needs {shape}; "
+                    "was the batch collected on another environment?"
+                )
+        if batch.num_samples == 0:
+            raise ValueError(
+                "SampleBatch has no valid samples; collect at least one decision before update()"
+            )
+
+    def _prepare(self, batch: SampleBatch) -> tuple[dict[str, torch.Tensor], float]:
+        """Flattened valid samples as tensors, and the explained variance of the batch's values."""
+        self._check_batch(batch)
+        c = self.config
+        adv, returns = compute_gae(
+            batch.rewards,
+            batch.values,
+            batch.dones,
+            batch.valid,
+            batch.bootstrap_values,
+            gamma=c.gamma,
+            lam=c.gae_lambda,
+        )
+        if c.use_advantage_norm:
+            adv = normalize_advantages(adv, batch.valid)
+        ok = np.asarray(batch.valid, dtype=bool)
+        idx = np.broadcast_to(np.asarray(batch.agent_idx, dtype=np.int64)[None, :], ok.shape)
+        values = np.asarray(batch.values, dtype=np.float32)[ok]
+        data = {
+            "obs": torch.from_numpy(np.ascontiguousarray(batch.obs[ok], dtype=np.float32)),
+            "state": torch.from_numpy(np.ascontiguousarray(batch.state[ok], dtype=np.float32)),
+            "mask": torch.from_numpy(np.ascontiguousarray(batch.action_mask[ok], dtype=bool)),
+            "agent_idx": torch.from_numpy(np.ascontiguousarray(idx[ok])),
+            "actions": torch.from_numpy(np.ascontiguousarray(batch.actions[ok], dtype=np.int64)),
+            "old_logp": torch.from_numpy(np.ascontiguousarray(batch.logp[ok], dtype=np.float32)),
+            "advantages": torch.from_numpy(adv[ok]),
+            "returns": torch.from_numpy(returns[ok]),
+        }
+        with torch.no_grad():
+            data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values))
+        return data, explained_variance(values, returns[ok])
+
+    def _minibatches(self, data: dict[str, torch.Tensor]) -> list[dict[str, torch.Tensor]]:
+        """A fresh shuffle split into ``num_mini_batch`` near-equal parts (no sample dropped).
+
+        With one mini-batch the order cannot change the gradient, so the data is used as is.
+        """
+        num_samples = int(data["actions"].shape[0])
+        parts = min(self.config.num_mini_batch, num_samples)
+        if parts == 1:
+            return [data]
+        perm = torch.randperm(num_samples, generator=self._shuffle)
+        return [{k: t[idx] for k, t in data.items()} for idx in torch.tensor_split(perm, parts)]
+
+    def _clip_grads(self, params: list[torch.nn.Parameter]) -> float:
+        if self.config.use_max_grad_norm:
+            return float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
+        grads = [p.grad.detach().norm() for p in params if p.grad is not None]
+        return float(torch.stack(grads).norm()) if grads else 0.0
+
+    def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
+        c = self.config
+        pol = self._policy
+        logp_all = torch.log_softmax(pol.masked_logits(mb["obs"], mb["mask"], mb["agent_idx"]), dim=-1)
+        logp = logp_all.gather(1, mb["actions"][:, None]).squeeze(1)
+        entropy = categorical_entropy(logp_all).mean()
+        p_loss = policy_loss(logp, mb["old_logp"], mb["advantages"], clip=c.clip_param)
+        self._actor_opt.zero_grad(set_to_none=True)
+        (p_loss - c.entropy_coef * entropy).backward()
+        actor_gn = self._clip_grads(list(pol.actor.parameters()))
+        self._actor_opt.step()
+
+        values = pol.critic_values(mb["state"], mb["agent_idx"])
+        v_loss = mappo_value_loss(
+            values,
+            mb["old_values"],
+            mb["returns"],
+            pol.value_norm,
+            clip=c.clip_param,
+            huber_delta=c.huber_delta if c.use_huber_loss else None,
+            clipped=c.use_clipped_value_loss,
+        )
+        self._critic_opt.zero_grad(set_to_none=True)
+        (c.value_loss_coef * v_loss).backward()
+        critic_gn = self._clip_grads(list(pol.critic.parameters()))
+        self._critic_opt.step()
+
+        kl, clip_frac = ppo_diagnostics(logp.detach(), mb["old_logp"], clip=c.clip_param)
+        return {
+            "policy_loss": float(p_loss.detach()),
+            "value_loss": float(v_loss.detach()),
+            "entropy": float(entropy.detach()),
+            "approx_kl": kl,
+            "clip_frac": clip_frac,
+            "actor_grad_norm": actor_gn,
+            "critic_grad_norm": critic_gn,
+            "grad_norm": float(np.hypot(actor_gn, critic_gn)),
+        }
+
+    def _batch_metrics(
+        self, data: dict[str, torch.Tensor], explained: float, lr_frac: float
+    ) -> dict[str, float]:
+        out = {
+            "explained_variance": explained,
+            "lr": self.config.lr * lr_frac,
+            "critic_lr": self.config.critic_lr * lr_frac,
+            "return_mean": float(data["returns"].mean()),
+            "num_samples": float(data["actions"].shape[0]),
+        }
+        if self._policy.value_norm is not None:
+            mean, var = self._policy.value_norm.mean_var()
+            out["value_norm_mean"] = float(mean)
+            out["value_norm_std"] = float(var.sqrt())
+        return out

@@ -1,0 +1,247 @@
+"""MAPPOPolicy (masks, agent id, value units, batching) and MAPPOLearner (determinism, resume,
+reset, schedule, a learning signal on a contextual bandit), plus the learner registry."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from envs.base import EnvSpec
+from light_league.algorithms.base import TrainablePolicy
+from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy
+from light_league.algorithms.registry import build_policy, learner_kind, make_learner
+from light_league.data_buffer.episode import SampleBatch
+from light_league.errors import ConfigError
+
+OBS, STATE, ACTIONS, TEAM = 6, 9, 4, 2
+
+SPEC = EnvSpec(
+    name="toy",
+    agents=("a0", "a1", "b0", "b1"),
+    seats=((0, 1), (2, 3)),
+    obs_dim=OBS,
+    state_dim=STATE,
+    num_actions=ACTIONS,
+    symmetric=True,
+    turn_based=False,
+    score_range=(-1.0, 1.0),
+    max_steps=10,
+)
+
+
+def make_policy(**kw: object) -> MAPPOPolicy:
+    return MAPPOPolicy(obs_dim=OBS, state_dim=STATE, num_actions=ACTIONS, team_size=TEAM, seed=3, **kw)  # type: ignore[arg-type]
+
+
+def inputs(n: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n, ACTIONS)) < 0.5
+    mask[np.arange(n), rng.integers(0, ACTIONS, n)] = True
+    return (
+        rng.standard_normal((n, OBS)).astype(np.float32),
+        rng.standard_normal((n, STATE)).astype(np.float32),
+        mask,
+        rng.integers(0, TEAM, n),
+    )
+
+
+def test_log_probs_are_minus_inf_where_illegal_and_normalised() -> None:
+    policy = make_policy()
+    obs, _, mask, idx = inputs()
+    logp = policy.log_probs(obs, mask, idx)
+    assert logp.dtype == np.float32 and logp.shape == mask.shape
+    assert np.all(np.isneginf(logp[~mask])) and np.all(np.isfinite(logp[mask]))
+    np.testing.assert_allclose(np.exp(logp).sum(axis=1), 1.0, atol=1e-5)
+    # gain 0.01 on the head: the initial policy is near uniform over legal actions
+    uniform = -np.log(mask.sum(axis=1, keepdims=True))
+    assert np.abs(np.where(mask, logp - uniform, 0.0)).max() < 0.05
+
+
+def test_evaluate_is_log_probs_plus_values_and_batching_is_rowwise() -> None:
+    policy = make_policy()
+    assert isinstance(policy, TrainablePolicy)
+    obs, state, mask, idx = inputs()
+    logp, values = policy.evaluate(obs, state, mask, idx)
+    np.testing.assert_array_equal(logp, policy.log_probs(obs, mask, idx))
+    np.testing.assert_allclose(values, policy.values(state, idx), rtol=1e-6)
+    for i in range(len(obs)):
+        row = policy.log_probs(obs[i : i + 1], mask[i : i + 1], idx[i : i + 1])
+        np.testing.assert_allclose(row[0][mask[i]], logp[i][mask[i]], atol=1e-5)
+
+
+def test_agent_id_changes_the_input_only_when_enabled() -> None:
+    obs, state, mask, _ = inputs()
+    zeros, ones = np.zeros(len(obs), dtype=np.int64), np.ones(len(obs), dtype=np.int64)
+    with_id = make_policy(add_agent_id=True)
+    assert not np.allclose(with_id.values(state, zeros), with_id.values(state, ones))
+    without = make_policy(add_agent_id=False)
+    np.testing.assert_array_equal(without.log_probs(obs, mask, zeros), without.log_probs(obs, mask, ones))
+
+
+def test_values_are_in_return_units() -> None:
+    policy = make_policy()
+    _, state, _, idx = inputs()
+    assert policy.value_norm is not None
+    policy.value_norm.update(torch.tensor([10.0, 30.0]))  # mean 20, var 100
+    raw = policy.critic_values(torch.from_numpy(state), torch.from_numpy(idx)).detach().numpy()
+    np.testing.assert_allclose(policy.values(state, idx), raw * 10.0 + 20.0, rtol=1e-5)
+
+
+def test_bad_inputs_name_the_shape() -> None:
+    policy = make_policy()
+    obs, _, mask, idx = inputs()
+    with pytest.raises(ValueError, match=r"obs must have shape \(N, 6\), got \(12, 5\)"):
+        policy.log_probs(obs[:, :5], mask, idx)
+    with pytest.raises(ValueError, match="agent_idx must be"):
+        policy.log_probs(obs, mask, idx + 2)
+
+
+def test_weights_round_trip_and_mismatch_message() -> None:
+    a, b = (
+        make_policy(),
+        MAPPOPolicy(obs_dim=OBS, state_dim=STATE, num_actions=ACTIONS, team_size=TEAM, seed=9),
+    )
+    obs, _, mask, idx = inputs()
+    assert not np.allclose(a.log_probs(obs, mask, idx), b.log_probs(obs, mask, idx))
+    b.set_weights(a.get_weights())
+    np.testing.assert_array_equal(a.log_probs(obs, mask, idx), b.log_probs(obs, mask, idx))
+    weights = a.get_weights()
+    weights["actor.1.weight"] = np.zeros((3, 3), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"weight 'actor.1.weight' has shape \(3, 3\)"):
+        b.set_weights(weights)
+    with pytest.raises(ValueError, match="missing"):
+        make_policy(layer_N=2).set_weights(a.get_weights())
+
+
+# ---------------------------------------------------------------------- learner
+
+
+def bandit_batch(policy: MAPPOPolicy, rng: np.random.Generator, t: int = 4, n: int = 64) -> SampleBatch:
+    """One-step episodes: reward 1 when the action equals argmax of the first ACTIONS obs entries."""
+    obs = rng.standard_normal((t, n, OBS)).astype(np.float32)
+    state = rng.standard_normal((t, n, STATE)).astype(np.float32)
+    mask = np.ones((t, n, ACTIONS), dtype=bool)
+    idx = np.tile(np.arange(TEAM), n // TEAM)
+    logp_all, values = policy.evaluate(
+        obs.reshape(-1, OBS), state.reshape(-1, STATE), mask.reshape(-1, ACTIONS), np.tile(idx, t)
+    )
+    gumbel = -np.log(-np.log(rng.random(logp_all.shape)))
+    actions = np.argmax(logp_all + gumbel, axis=1)
+    rewards = (actions == np.argmax(obs.reshape(-1, OBS)[:, :ACTIONS], axis=1)).astype(np.float32)
+    return SampleBatch(
+        obs=obs,
+        state=state,
+        action_mask=mask,
+        agent_idx=idx,
+        actions=actions.reshape(t, n),
+        logp=logp_all[np.arange(actions.size), actions].reshape(t, n),
+        values=values.reshape(t, n),
+        rewards=rewards.reshape(t, n),
+        dones=np.ones((t, n), dtype=bool),
+        valid=np.ones((t, n), dtype=bool),
+        bootstrap_values=np.zeros(n, dtype=np.float32),
+    )
+
+
+def test_learner_improves_a_contextual_bandit() -> None:
+    learner = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3, critic_lr=3e-3, ppo_epoch=5), seed=0)
+    rng = np.random.default_rng(0)
+    first = float(bandit_batch(learner.policy, rng).rewards.mean())
+    for _ in range(30):
+        metrics = learner.update(bandit_batch(learner.policy, rng))
+    last = float(np.mean([bandit_batch(learner.policy, rng).rewards.mean() for _ in range(5)]))
+    assert first < 0.35 and last > 0.8, (first, last)
+    for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm", "lr"):
+        assert np.isfinite(metrics[key]), key
+
+
+def test_learner_is_deterministic_under_a_seed() -> None:
+    cfg = MAPPOConfig(num_mini_batch=4, ppo_epoch=2)
+    a, b = MAPPOLearner(SPEC, cfg, seed=5), MAPPOLearner(SPEC, cfg, seed=5)
+    batch = bandit_batch(a.policy, np.random.default_rng(1))
+    assert a.update(batch) == b.update(batch)
+    for k, v in a.get_weights().items():
+        np.testing.assert_array_equal(v, b.get_weights()[k])
+    c = MAPPOLearner(SPEC, cfg, seed=6)
+    assert not np.array_equal(c.get_weights()["actor.1.weight"], a.get_weights()["actor.1.weight"])
+
+
+def test_state_dict_resumes_exactly_through_weights_only_load() -> None:
+    cfg = MAPPOConfig(num_mini_batch=2, ppo_epoch=2, lr_schedule="linear", lr_decay_updates=4)
+    rng = np.random.default_rng(2)
+    behaviour = make_policy()
+    batches = [bandit_batch(behaviour, rng), bandit_batch(behaviour, rng)]
+    a = MAPPOLearner(SPEC, cfg, seed=1)
+    a.update(batches[0])
+    buf = io.BytesIO()
+    torch.save(a.state_dict(), buf)
+    buf.seek(0)
+    b = MAPPOLearner(SPEC, cfg, seed=99)
+    b.load_state_dict(torch.load(buf, weights_only=True))
+    assert a.update(batches[1]) == b.update(batches[1])
+    for k, v in a.get_weights().items():
+        np.testing.assert_array_equal(v, b.get_weights()[k])
+    with pytest.raises(ValueError, match="version"):
+        b.load_state_dict({"version": 0})
+
+
+def test_reset_weights_restores_the_initial_policy_and_schedule() -> None:
+    learner = MAPPOLearner(
+        SPEC, MAPPOConfig(lr_schedule="linear", lr_decay_updates=2, lr_final_fraction=0.5), seed=0
+    )
+    initial = learner.get_weights()
+    batch = bandit_batch(learner.policy, np.random.default_rng(3))
+    lrs = [learner.update(batch)["lr"] for _ in range(3)]
+    assert lrs == pytest.approx([5e-4, 3.75e-4, 2.5e-4])
+    assert not np.array_equal(initial["actor.1.weight"], learner.get_weights()["actor.1.weight"])
+    learner.reset_weights()
+    for k, v in initial.items():
+        np.testing.assert_array_equal(v, learner.get_weights()[k])
+    assert learner.lr_fraction == 1.0 and learner.num_updates == 3
+
+
+def test_policy_meta_rebuilds_the_policy_through_the_registry() -> None:
+    learner = MAPPOLearner(SPEC, MAPPOConfig(hidden_size=32, layer_N=2), seed=0)
+    meta = json.loads(json.dumps(learner.policy_meta()))
+    assert meta["kind"] == "mappo" and meta["team_size"] == TEAM and meta["architecture"]["layer_N"] == 2
+    rebuilt = build_policy(learner.get_weights(), meta)
+    obs, _, mask, idx = inputs()
+    np.testing.assert_array_equal(rebuilt.log_probs(obs, mask, idx), learner.policy.log_probs(obs, mask, idx))
+
+
+def test_registry_names_the_valid_kinds() -> None:
+    assert learner_kind("mappo") == (MAPPOConfig, MAPPOLearner)
+    assert isinstance(make_learner("mappo", SPEC, MAPPOConfig(), seed=0), MAPPOLearner)
+    with pytest.raises(ConfigError, match="unknown learner 'mapo'; did you mean mappo"):
+        learner_kind("mapo")
+
+
+def test_config_refuses_out_of_range_and_unknown_fields() -> None:
+    with pytest.raises(ValueError, match="clip_param"):
+        MAPPOConfig(clip_param=0.0)
+    with pytest.raises(ValueError, match="use_ReLU"):
+        MAPPOConfig(use_ReLU=False)  # type: ignore[call-arg]
+
+
+def test_every_switch_off_still_trains_and_rebuilds() -> None:
+    off = {
+        "use_valuenorm": False,
+        "use_huber_loss": False,
+        "use_clipped_value_loss": False,
+        "use_advantage_norm": False,
+        "use_relu": False,
+        "use_feature_normalization": False,
+        "use_orthogonal": False,
+        "use_max_grad_norm": False,
+        "add_agent_id": False,
+    }
+    learner = MAPPOLearner(SPEC, MAPPOConfig(layer_N=0, ppo_epoch=2, **off), seed=0)
+    metrics = learner.update(bandit_batch(learner.policy, np.random.default_rng(4)))
+    assert all(np.isfinite(v) for v in metrics.values()) and "value_norm_mean" not in metrics
+    rebuilt = build_policy(learner.get_weights(), learner.policy_meta())
+    obs, state, mask, idx = inputs()
+    np.testing.assert_array_equal(rebuilt.log_probs(obs, mask, idx), learner.policy.log_probs(obs, mask, idx))

@@ -1,0 +1,134 @@
+"""Saving and loading policies: tensors-only .pt + JSON meta, refusal of pickled objects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from envs.base import EnvSpec
+from light_league.algorithms.mappo import (
+    MAPPOConfig,
+    MAPPOLearner,
+    load_policy,
+    load_policy_files,
+    save_policy,
+)
+from light_league.errors import CorruptFileError
+
+SPEC = EnvSpec(
+    name="toy",
+    agents=("a0", "a1", "b0", "b1"),
+    seats=((0, 1), (2, 3)),
+    obs_dim=5,
+    state_dim=7,
+    num_actions=3,
+    symmetric=True,
+    turn_based=False,
+    score_range=(-1.0, 1.0),
+    max_steps=10,
+)
+
+
+class Payload:
+    """A custom class: unpickling it must never run under weights_only."""
+
+
+def probe() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    mask = np.ones((8, 3), dtype=bool)
+    mask[::3, 1] = False
+    return rng.standard_normal((8, 5)).astype(np.float32), mask, np.tile([0, 1], 4)
+
+
+@pytest.fixture
+def saved(tmp_path: Path) -> tuple[Path, MAPPOLearner]:
+    learner = MAPPOLearner(SPEC, MAPPOConfig(hidden_size=16), seed=4)
+    learner.policy.value_norm.update(torch.tensor([1.0, 5.0]))  # type: ignore[union-attr]
+    path = tmp_path / "pool" / "agent_3"
+    save_policy(path, learner.get_weights(), learner.policy_meta())
+    return path, learner
+
+
+def test_round_trip_gives_identical_probabilities(saved: tuple[Path, MAPPOLearner]) -> None:
+    path, learner = saved
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "agent_3.json",
+        "agent_3.pt",
+    ]  # no temp files left
+    assert json.loads(path.with_name("agent_3.json").read_text())["kind"] == "mappo"
+    obs, mask, idx = probe()
+    policy = load_policy(path)
+    np.testing.assert_array_equal(policy.log_probs(obs, mask, idx), learner.policy.log_probs(obs, mask, idx))
+    state = np.ones((8, 7), dtype=np.float32)
+    np.testing.assert_array_equal(policy.values(state, idx), learner.policy.values(state, idx))  # type: ignore[attr-defined]
+    weights, meta = load_policy_files(str(path) + ".pt")  # a suffix on the path is accepted
+    assert meta == learner.policy_meta() and set(weights) == set(learner.get_weights())
+
+
+def test_reload_in_a_new_process_is_identical(saved: tuple[Path, MAPPOLearner]) -> None:
+    path, learner = saved
+    obs, mask, idx = probe()
+    np.save(path.parent / "obs.npy", obs)
+    np.save(path.parent / "mask.npy", mask)
+    script = (
+        "import sys, numpy as np\n"
+        "from light_league.algorithms.mappo import load_policy\n"
+        "d = sys.argv[1]\n"
+        "p = load_policy(d + '/agent_3')\n"
+        "out = p.log_probs(np.load(d + '/obs.npy'), np.load(d + '/mask.npy'), np.tile([0, 1], 4))\n"
+        "np.save(d + '/out.npy', out)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path.parent)], check=True, timeout=120)
+    np.testing.assert_array_equal(np.load(path.parent / "out.npy"), learner.policy.log_probs(obs, mask, idx))
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"actor.0.weight": Payload()},
+        {"actor.0.weight": np.zeros(3)},
+        np.zeros((2, 2)),
+    ],
+    ids=["custom-class", "numpy-in-dict", "numpy-array"],
+)
+def test_pickled_objects_are_refused_with_one_line(saved: tuple[Path, MAPPOLearner], payload: object) -> None:
+    path, _ = saved
+    torch.save(payload, path.with_name("agent_3.pt"))
+    with pytest.raises(CorruptFileError) as info:
+        load_policy(path)
+    message = str(info.value)
+    assert "\n" not in message and "agent_3.pt" in message and "pickled objects" in message
+
+
+def test_wrong_content_missing_and_corrupt_files(saved: tuple[Path, MAPPOLearner]) -> None:
+    path, _ = saved
+    pt = path.with_name("agent_3.pt")
+    torch.save([torch.zeros(2)], pt)
+    with pytest.raises(CorruptFileError, match="must hold a dict of name -> tensor"):
+        load_policy(path)
+    torch.save({"actor.0.weight": torch.zeros(2)}, pt)
+    with pytest.raises(CorruptFileError, match="does not match its meta"):
+        load_policy(path)
+    pt.write_bytes(b"not a zip file")
+    with pytest.raises(CorruptFileError, match="are corrupt"):
+        load_policy(path)
+    pt.unlink()
+    with pytest.raises(CorruptFileError, match="do not exist"):
+        load_policy(path)
+    with pytest.raises(CorruptFileError, match="does not exist"):
+        load_policy(path.with_name("nobody"))
+
+
+def test_unknown_kind_lists_known_kinds(saved: tuple[Path, MAPPOLearner]) -> None:
+    path, learner = saved
+    save_policy(path, learner.get_weights(), {**learner.policy_meta(), "kind": "mapo"})
+    with pytest.raises(CorruptFileError, match=r"unknown kind 'mapo' \(known: mappo"):
+        load_policy(path)
+    with pytest.raises(ValueError, match="'kind'"):
+        save_policy(path, learner.get_weights(), {"version": 1})
