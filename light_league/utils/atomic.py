@@ -23,6 +23,9 @@ from light_league.errors import CorruptFileError
 
 log = logging.getLogger(__name__)
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 def _fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
@@ -37,6 +40,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file ordinary permissions
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -1,0 +1,264 @@
+"""AgentManager: the population and everything measured about it.
+
+It owns the :class:`~light_league.league.AgentPool` (frozen members), the match log, the
+evaluation :class:`PayoffTable`, AlphaStar's decayed win-rate estimates of training games (which
+gate snapshots and weight PFSP), Elo, behaviour diversity and the Nash mixture. It is the
+scheduler's read-only :class:`~light_league.scheduling.task_scheduler.LeagueView`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from light_league.agents.payoff_table import PayoffTable
+from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
+from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry
+from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
+from light_league.game_theory.payoff import DecayedPayoff
+from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType
+from light_league.league.match_database import MatchDatabase
+from light_league.rollout.episode import Behaviour, MatchResult
+from light_league.run_dir import RunDir
+from light_league.utils.atomic import atomic_write_json
+
+
+@dataclass
+class LeagueStats:
+    """The meta-game of one generation (what is logged and written to generations.jsonl)."""
+
+    ids: list[str]
+    roles: list[str]
+    win_rates: np.ndarray
+    games: np.ndarray
+    nash: np.ndarray
+    nash_entropy: float
+    elo: dict[str, float]
+    diversity: float | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class AgentManager:
+    def __init__(
+        self,
+        run_dir: RunDir,
+        *,
+        pool_max_size: int,
+        payoff_decay: float,
+        elo_k: float,
+        baselines: list[str],
+        num_actions: int,
+    ) -> None:
+        self.pool = AgentPool(pool_manifest=str(run_dir.pool), max_size=pool_max_size)
+        self.matches = MatchDatabase(db_path=str(run_dir.matches))
+        self.payoff = PayoffTable()
+        self.training = DecayedPayoff(decay=payoff_decay)
+        self._elo_path = run_dir.elo
+        self.elo = EloRegistry(
+            run_dir.elo, k_factor=elo_k, baselines={b: DEFAULT_BASELINES.get(b, 1000.0) for b in baselines}
+        )
+        self.diversity = DiversityTracker(n_actions=num_actions)
+        self._num_actions = num_actions
+        self._learners: dict[str, AgentType] = {}
+        self._steps_since: dict[str, int] = defaultdict(int)
+        self._steps_total: dict[str, int] = defaultdict(int)
+        self._snapshots: dict[str, int] = defaultdict(int)
+        self._nash: dict[str, float] = {}
+        self._generation = 0
+        #: incremented on every resume; stamped on match records so leaks of a killed run are visible
+        self.session = 0
+        #: games recorded in the current generation, by kind
+        self.games_this_generation: dict[str, int] = defaultdict(int)
+
+    # ------------------------------------------------------------------ LeagueView
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    def members(self) -> list[AgentRecord]:
+        return self.pool.list()
+
+    def member_ids(self) -> list[str]:
+        return [r.agent_id for r in self.pool.list()]
+
+    def learners(self) -> dict[str, AgentType]:
+        return dict(self._learners)
+
+    def win_rate(self, a: str, b: str) -> float:
+        return self.training.win_rate(a, b)
+
+    def games(self, a: str, b: str) -> float:
+        return self.training.games(a, b)
+
+    def nash(self) -> dict[str, float]:
+        return dict(self._nash)
+
+    def steps_since_checkpoint(self, learner_id: str) -> int:
+        return self._steps_since[learner_id]
+
+    # ------------------------------------------------------------------ population
+    def register_learner(self, learner_id: str, role: AgentType) -> None:
+        self._learners[learner_id] = role
+
+    def add_baseline(self, name: str) -> AgentRecord:
+        return self.pool.add(
+            snapshot_path=f"fixed:{name}",
+            agent_type=AgentType.BASELINE,
+            agent_id=name,
+            metadata={"generation": self._generation},
+        )
+
+    def next_member_id(self, learner_id: str) -> str:
+        return f"{learner_id}-v{self._snapshots[learner_id]}"
+
+    def add_snapshot(self, learner_id: str, snapshot_path: str) -> AgentRecord:
+        """Freeze ``learner_id`` into the population (the weights were copied by the PolicyServer)."""
+        member_id = self.next_member_id(learner_id)
+        self._snapshots[learner_id] += 1
+        self._steps_since[learner_id] = 0
+        return self.pool.add(
+            snapshot_path=snapshot_path,
+            agent_type=self._learners[learner_id],
+            agent_id=member_id,
+            parent=learner_id,
+            metadata={"generation": self._generation, "steps": self._steps_total[learner_id]},
+        )
+
+    def reset_learner(self, learner_id: str) -> None:
+        self._steps_since[learner_id] = 0
+
+    # ------------------------------------------------------------------ results
+    def record_training(self, results: list[MatchResult], env_steps: Mapping[str, int]) -> None:
+        for lid, steps in env_steps.items():
+            self._steps_since[lid] += steps
+            self._steps_total[lid] += steps
+        self._record(results, kind="train")
+
+    def record_evaluation(self, results: list[MatchResult], behaviour: Mapping[str, Behaviour]) -> None:
+        self._record(results, kind="eval")
+        by_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for r in results:
+            by_pair[(r.player_id, r.opponent_id)].append(r.outcome)
+        for (a, b), outs in by_pair.items():
+            self.payoff.add(a, b, float(sum(outs)), float(len(outs)))
+        self._update_elo([(r.player_id, r.opponent_id, r.outcome) for r in results])
+        self._update_diversity(behaviour)
+
+    def record_exact(self, pairs: Mapping[tuple[str, str], float], games: int) -> None:
+        """Exact expected outcomes (seat 0's, in [0, 1]) entered as ``games`` nominal games each."""
+        for (a, b), value in pairs.items():
+            self.payoff.add(a, b, value * games, float(games))
+        # Elo sees the nominal games round-robin over the pairs (no pair's games all at once)
+        self._update_elo([(a, b, value) for _ in range(games) for (a, b), value in pairs.items()])
+
+    def _record(self, results: list[MatchResult], *, kind: str) -> None:
+        if not results:
+            return
+        records = [
+            {
+                "a": r.player_id,
+                "b": r.opponent_id,
+                "outcome": r.outcome,
+                "seat": r.player_seat,
+                "generation": self._generation,
+                "kind": kind,
+                "session": self.session,
+            }
+            for r in results
+        ]
+        self.matches.record_many(records)
+        self.games_this_generation[kind] += len(records)
+        grouped: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for r in results:
+            grouped[(r.player_id, r.opponent_id)].append(r.outcome)
+        for (a, b), outs in grouped.items():
+            self.training.update_many(a, b, np.asarray(outs))
+
+    def _update_elo(self, games: list[tuple[str, str, float]]) -> None:
+        """Standard Elo, one K-factor update per game in the order the games finished."""
+        for a, b, outcome in games:
+            if not self.elo.is_baseline(a):
+                self.elo.update(a, b, outcome)
+            elif not self.elo.is_baseline(b):
+                self.elo.update(b, a, 1.0 - outcome)
+
+    def _update_diversity(self, behaviour: Mapping[str, Behaviour]) -> None:
+        members = set(self.member_ids())
+        for pid, beh in behaviour.items():
+            if pid not in members or self.pool.get(pid).agent_type == AgentType.BASELINE:
+                continue
+            actions, positions = beh.arrays()
+            if actions.size == 0:
+                continue
+            self.diversity.update(pid, TrajectoryBatch(actions=actions, positions=positions, agent_id=pid))
+
+    # ------------------------------------------------------------------ meta-game
+    def missing_pairs(self) -> list[tuple[str, str]]:
+        return self.payoff.missing(self.member_ids())
+
+    def solve(self) -> LeagueStats:
+        """Payoff table, Nash mixture, entropy, Elo and diversity of the current population."""
+        records = self.pool.list()
+        ids = [r.agent_id for r in records]
+        rates, games = self.payoff.matrix(ids)
+        if np.isnan(rates).any():
+            missing = self.payoff.missing(ids)[:3]
+            raise RuntimeError(f"payoff table has unplayed pairings {missing}; evaluation must cover them")
+        nash = compute_nash_distribution(rates)
+        self._nash = dict(zip(ids, nash.tolist()))
+        diversity = self.diversity.diversity_score() if len(self.diversity) >= 2 else None
+        return LeagueStats(
+            ids,
+            [r.agent_type.value for r in records],
+            rates,
+            games,
+            nash,
+            nash_entropy(nash),
+            {i: self.elo.get_rating(i) for i in ids},
+            diversity,
+        )
+
+    def advance(self) -> None:
+        self._generation += 1
+        self.games_this_generation = defaultdict(int)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self) -> None:
+        self.elo.save()
+        self.matches.sync()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "generation": self._generation,
+            "session": self.session,
+            "learners": {k: v.value for k, v in self._learners.items()},
+            "steps_since": dict(self._steps_since),
+            "steps_total": dict(self._steps_total),
+            "snapshots": dict(self._snapshots),
+            "nash": self._nash,
+            "payoff": self.payoff.state_dict(),
+            "training": self.training.state_dict(),
+            "elo": self.elo.state_dict(),
+            "diversity": self.diversity.state_dict(),
+            "saved_at": time.time(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._generation = int(state["generation"])
+        self.session = int(state.get("session", 0)) + 1
+        self._learners = {k: AgentType(v) for k, v in state["learners"].items()}
+        self._steps_since = defaultdict(int, {k: int(v) for k, v in state["steps_since"].items()})
+        self._steps_total = defaultdict(int, {k: int(v) for k, v in state["steps_total"].items()})
+        self._snapshots = defaultdict(int, {k: int(v) for k, v in state["snapshots"].items()})
+        self._nash = {k: float(v) for k, v in state["nash"].items()}
+        self.payoff = PayoffTable.from_state_dict(state["payoff"])
+        self.training = DecayedPayoff.from_state_dict(state["training"])
+        self.diversity = DiversityTracker.from_state_dict(state["diversity"])
+        # the Elo file may hold updates of the interrupted generation: restore the checkpointed ratings
+        atomic_write_json(self._elo_path, state["elo"])
+        self.elo = EloRegistry(self._elo_path, k_factor=self.elo.k_factor, baselines=self.elo.baselines)

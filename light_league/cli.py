@@ -1,0 +1,126 @@
+"""Command line: ``main.py --config FILE [--run-dir DIR] [key.path=value ...]``, ``--resume RUN_DIR``,
+and ``main.py report RUN_DIR``.
+
+Bad input (config, names, files) prints one line to stderr and exits with status 2. A failure
+during a run prints one line saying how to resume and exits with status 1; the full traceback
+goes to ``RUN_DIR/error.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from light_league.errors import LeagueError
+
+EXIT_BAD_INPUT = 2
+EXIT_RUN_FAILED = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise LeagueError(f"{message}; see --help")
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="main.py", description="Run a league experiment.")
+    p.add_argument("--config", help="experiment YAML (see expr_configs/)")
+    p.add_argument("--run-dir", help="run directory (default: a fresh one under experiment.runs_root)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last completed generation")
+    p.add_argument("--quiet", action="store_true", help="one line per generation (logging.console=quiet)")
+    p.add_argument("overrides", nargs="*", help="key.path=value overrides, typed like the YAML file")
+    return p
+
+
+def _report_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="main.py report", description="Leaderboard and payoff table of a run directory.")
+    p.add_argument("run_dir")
+    p.add_argument("--generation", type=int, default=None, help="generation to show (default: latest)")
+    p.add_argument("--csv", default=None, help="also write that generation's payoff table as CSV here")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(
+        level=os.environ.get("LIGHT_LEAGUE_LOG", "WARNING"), format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        if args and args[0] == "report":
+            return _report(args[1:])
+        return _run(args)
+    except LeagueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted; resume with --resume RUN_DIR", file=sys.stderr)
+        return 130
+
+
+def _report(args: list[str]) -> int:
+    from light_league.tracking.report import report
+
+    ns = _report_parser().parse_args(args)
+    run_dir = Path(ns.run_dir)
+    if not run_dir.is_dir():
+        raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
+    print(report(run_dir, generation=ns.generation, csv_path=ns.csv))
+    return 0
+
+
+def _run(args: list[str]) -> int:
+    from light_league.config import load_config
+    from light_league.run_dir import RunDir
+
+    ns = _run_parser().parse_args(args)
+    if ns.resume:
+        if ns.config or ns.run_dir:
+            raise LeagueError("--resume takes the config from the run directory; drop --config/--run-dir")
+        run_dir = RunDir(ns.resume)
+        if not run_dir.is_run():
+            raise LeagueError(
+                f"{ns.resume} is not a run directory (no config.yaml); pass a RUN_DIR from main.py"
+            )
+        overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
+        config = load_config(run_dir.config, overrides)
+    else:
+        if not ns.config:
+            raise LeagueError("--config FILE is required (e.g. --config expr_configs/league.yaml)")
+        overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
+        config = load_config(ns.config, overrides)
+        run_dir = (
+            RunDir(ns.run_dir)
+            if ns.run_dir
+            else RunDir.fresh(config.experiment.runs_root, config.experiment.name)
+        )
+
+    from light_league.runner import Runner
+
+    try:
+        runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
+    except LeagueError:
+        raise
+    except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
+        return _fail(run_dir.root, exc, resumable=False)
+    try:
+        runner.run()
+    except LeagueError:
+        raise
+    except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
+        return _fail(run_dir.root, exc, resumable=True)
+    finally:
+        runner.close()
+    print(f"run directory: {run_dir.root}")
+    return 0
+
+
+def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
+    log_path = root / "error.log" if root.is_dir() else Path("light_league-error.log")
+    log_path.write_text(traceback.format_exc(), encoding="utf-8")
+    hint = f"; completed generations are kept, continue with: python main.py --resume {root}" if resumable else ""
+    print(f"error: run failed ({exc.__class__.__name__}: {exc}); traceback in {log_path}{hint}", file=sys.stderr)
+    return EXIT_RUN_FAILED

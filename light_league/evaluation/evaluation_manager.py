@@ -1,0 +1,125 @@
+"""EvaluationManager: the PSRO evaluation step and exact exploitability.
+
+Every pairing of population members that has not been played yet (each new member against every
+other member) is played for ``evaluation.episodes_per_pair`` games per seat order (one order when
+the env's seats are symmetric), in parallel on the rollout workers. For OpenSpiel-checked games
+(Kuhn, Leduc) the payoffs can instead be computed exactly, and the exact NashConv of the
+Nash-mixture policy is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from envs.base import EnvSpec
+from light_league.agents.agent_manager import AgentManager, LeagueStats
+from light_league.algorithms.base import Policy
+from light_league.rollout.policies import policy_from_entry
+from light_league.rollout.rollout_manager import RolloutManager
+
+#: games whose exact payoffs and NashConv light_league computes (through OpenSpiel)
+EXACT_GAMES = ("kuhn_poker", "leduc_poker")
+
+
+def exact_supported(env_name: str) -> bool:
+    if env_name not in EXACT_GAMES:
+        return False
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass
+class EvaluationSummary:
+    pairs: int
+    games: int
+    env_steps: int
+    exact: bool
+
+
+class EvaluationManager:
+    def __init__(
+        self,
+        rollout: RolloutManager,
+        policy_server: Any,
+        spec: EnvSpec,
+        env_name: str,
+        *,
+        episodes_per_pair: int,
+        exact: str,
+        nash_conv: str,
+    ) -> None:
+        self.rollout = rollout
+        self.policy_server = policy_server
+        self.spec = spec
+        self.env_name = env_name
+        self.episodes_per_pair = episodes_per_pair
+        supported = exact_supported(env_name)
+        if exact == "always" and not supported:
+            from light_league.errors import ConfigError
+
+            raise ConfigError(
+                f"evaluation.exact=always needs one of {', '.join(EXACT_GAMES)} with open_spiel "
+                f"installed, got env {env_name!r}; use exact=auto"
+            )
+        self.exact = supported and exact != "never"
+        self.compute_nash_conv = supported and nash_conv == "auto"
+
+    def pairings(self, missing: list[tuple[str, str]]) -> list[tuple[str, str, int]]:
+        n = self.episodes_per_pair
+        out = []
+        for a, b in missing:
+            out.append((a, b, n))
+            if not self.spec.symmetric:
+                out.append((b, a, n))
+        return out
+
+    def run(self, agents: AgentManager, progress: Callable[[int], None] | None = None) -> EvaluationSummary:
+        """Play (or compute) every missing pairing of the population and record it."""
+        missing = agents.missing_pairs()
+        if not missing:
+            return EvaluationSummary(0, 0, 0, self.exact)
+        pairings = self.pairings(missing)
+        if self.exact:
+            values = self._exact_outcomes(pairings)
+            agents.record_exact(values, self.episodes_per_pair)
+            if progress is not None:
+                progress(sum(n for _, _, n in pairings))
+            return EvaluationSummary(len(missing), 0, 0, True)
+        result = self.rollout.evaluate(pairings, progress)
+        agents.record_evaluation(result.results, result.behaviour)
+        return EvaluationSummary(len(missing), len(result.results), result.env_steps, False)
+
+    def policies(self, ids: list[str]) -> dict[str, Policy]:
+        entries = self.policy_server.pull({pid: 0 for pid in ids})
+        return {pid: policy_from_entry(entries[pid], self.env_name) for pid in ids}
+
+    def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
+        """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""
+        from light_league.evaluation.exploitability import expected_payoff_matrix
+
+        rows = sorted({a for a, _, _ in pairings})
+        cols = sorted({b for _, b, _ in pairings})
+        pols = self.policies(sorted(set(rows) | set(cols)))
+        values = expected_payoff_matrix(self.env_name, [pols[a] for a in rows], [pols[b] for b in cols])
+        lo, hi = self.spec.score_range
+        out = {}
+        for a, b, _ in pairings:
+            value = float(values[rows.index(a), cols.index(b)])
+            out[(a, b)] = min(1.0, max(0.0, (value - lo) / (hi - lo)))
+        return out
+
+    def nash_conv(self, stats: LeagueStats) -> float | None:
+        """Exact NashConv of the Nash-mixture policy (None where the game does not allow it)."""
+        if not self.compute_nash_conv:
+            return None
+        from light_league.evaluation.exploitability import nash_conv
+
+        support = [(pid, p) for pid, p in zip(stats.ids, stats.nash.tolist()) if p > 1e-9]
+        pols = self.policies([pid for pid, _ in support])
+        value = float(nash_conv(self.env_name, [pols[pid] for pid, _ in support], [p for _, p in support]))
+        return max(value, 0.0) if value > -1e-9 else value  # float noise below an exact 0

@@ -1,0 +1,71 @@
+"""The executor contract: where components run.
+
+Components are plain classes. The runner asks an executor to ``create`` them, then calls their
+methods through ``submit`` (returns a future) and ``gather`` (waits). A component that must call
+another one receives a **client** (``executor.client(handle)``): an object whose method calls
+are ordinary synchronous calls, whatever the backend. Nothing outside ``execution/`` knows which
+backend runs it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class WorkerDied(RuntimeError):
+    """A component's process died (Ray actor lost); the executor may ``restart`` it."""
+
+
+@dataclass
+class Handle:
+    """An executor's reference to a created component."""
+
+    name: str
+    target: Any
+    cls: type
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    restartable: bool = False
+    cpus: float = 0.0
+
+
+class Future(ABC):
+    @abstractmethod
+    def result(self) -> Any:
+        """The call's value; raises :class:`WorkerDied` when the component died."""
+
+
+class Executor(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def create(
+        self, cls: type, *args: Any, name: str, restartable: bool = False, cpus: float = 0.0, **kwargs: Any
+    ) -> Handle:
+        """Instantiate ``cls(*args, **kwargs)`` where this backend runs components."""
+
+    @abstractmethod
+    def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future: ...
+
+    def call(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self.submit(handle, method, *args, **kwargs).result()
+
+    def gather(self, futures: Sequence[Future]) -> list[Any]:
+        return [f.result() for f in futures]
+
+    @abstractmethod
+    def client(self, handle: Handle) -> Any:
+        """A synchronous proxy of ``handle`` that can be passed to other components."""
+
+    @abstractmethod
+    def restart(self, handle: Handle) -> Handle:
+        """Replace a dead component by a fresh instance built with the same arguments."""
+
+    def kill(self, handle: Handle) -> None:  # noqa: B027 - optional (fault-injection tests)
+        """Kill a component's process (Ray only)."""
+
+    def shutdown(self) -> None:  # noqa: B027 - optional
+        """Release backend resources."""

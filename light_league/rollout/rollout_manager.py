@@ -1,0 +1,103 @@
+"""RolloutManager: spreads rollout and evaluation work over the workers and replaces dead ones.
+
+Every call is one round trip per worker carrying ``steps_per_call × envs_per_worker`` env steps
+per learner. When a worker dies mid-call (Ray actor lost), it is replaced by a fresh one built
+with the same arguments and its share of the work is redone; after ``max_restarts`` replacements
+the run fails with a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from light_league.execution.base import Executor, Handle, WorkerDied
+from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
+from light_league.rollout.rollout_worker import RolloutReport, RolloutRequest
+
+log = logging.getLogger(__name__)
+
+
+class WorkersExhausted(RuntimeError):
+    """Rollout workers died more often than ``execution.max_worker_restarts`` allows."""
+
+
+class RolloutManager:
+    def __init__(self, executor: Executor, workers: list[Handle], *, max_restarts: int) -> None:
+        if not workers:
+            raise ValueError("RolloutManager needs at least one worker")
+        self.executor = executor
+        self.workers = workers
+        self.max_restarts = max_restarts
+        self.restarts = 0
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.workers)
+
+    def _on_all(self, calls: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """Run ``calls[i]`` on worker ``i`` concurrently; redo the call of any worker that dies."""
+        futures = [self.executor.submit(w, m, *a) for w, (m, a) in zip(self.workers, calls)]
+        results: list[Any] = []
+        for i, fut in enumerate(futures):
+            while True:
+                try:
+                    results.append(fut.result())
+                    break
+                except WorkerDied as exc:
+                    fut = self._replace(i, exc, calls[i])
+        return results
+
+    def _replace(self, i: int, exc: WorkerDied, call: tuple[str, tuple[Any, ...]]) -> Any:
+        self.restarts += 1
+        if self.restarts > self.max_restarts:
+            raise WorkersExhausted(
+                f"rollout workers died {self.restarts} times (execution.max_worker_restarts="
+                f"{self.max_restarts}); last: {exc}"
+            ) from exc
+        log.warning("rollout worker %d died (%s); replacing it and redoing its work", i, exc)
+        self.workers[i] = self.executor.restart(self.workers[i])
+        return self.executor.submit(self.workers[i], call[0], *call[1])
+
+    def collect(self, requests: list[RolloutRequest]) -> list[RolloutReport]:
+        """Every worker plays every request once; reports are merged per learner."""
+        per_worker = self._on_all([("run", (requests,))] * self.num_workers)
+        merged: dict[str, RolloutReport] = {r.learner_id: RolloutReport(r.learner_id) for r in requests}
+        for reports in per_worker:
+            for rep in reports:
+                m = merged[rep.learner_id]
+                m.results.extend(rep.results)
+                m.env_steps += rep.env_steps
+                m.samples += rep.samples
+                m.seconds = max(m.seconds, rep.seconds)
+        return list(merged.values())
+
+    def evaluate(
+        self, pairings: list[tuple[str, str, int]], progress: Callable[[int], None] | None = None
+    ) -> EvaluationResult:
+        """Play every pairing's quota, split evenly over the workers."""
+        shares: list[list[tuple[str, str, int]]] = [[] for _ in self.workers]
+        for a, b, n in pairings:
+            base, extra = divmod(n, self.num_workers)
+            for i in range(self.num_workers):
+                k = base + (1 if i < extra else 0)
+                if k:
+                    shares[i].append((a, b, k))
+        outs: list[EvaluationResult] = self._on_all([("evaluate", (s,)) for s in shares])
+        results: list[MatchResult] = []
+        behaviour: dict[str, Behaviour] = {}
+        steps = 0
+        for out in outs:
+            results.extend(out.results)
+            steps += out.env_steps
+            for pid, beh in out.behaviour.items():
+                acc = behaviour.setdefault(pid, Behaviour())
+                acts, pos = beh.arrays()
+                acc.add(acts, pos)
+        if progress is not None:
+            progress(len(results))
+        return EvaluationResult(results, steps, behaviour)
+
+    def reset_loops(self) -> None:
+        self._on_all([("reset_loops", ())] * self.num_workers)

@@ -1,0 +1,183 @@
+"""The run directory: every file a run produces, a lock against concurrent writers, the manifest.
+
+Layout::
+
+    RUN_DIR/
+      config.yaml            resolved config (what ran, after overrides)
+      manifest.json          package versions, config hash, git revision, command line
+      generations.jsonl      one line per completed generation
+      matches.jsonl          the match log (training and evaluation games)
+      pool.json              the population (AgentPool manifest)
+      elo.json               Elo ratings
+      payoff/gen_XXXX.json   per-generation payoff table (+ .npy)
+      policies/<id>.pt/.json frozen snapshots (tensors only + JSON metadata)
+      checkpoint/            league state of the last completed generation (resume point)
+      tensorboard/           event files
+      .lock                  held while a process writes here
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+from filelock import FileLock, Timeout
+
+from light_league.errors import ConfigError, RunDirLockedError
+from light_league.utils.atomic import atomic_write_json, atomic_write_text
+
+_VERSIONED = (
+    "light_league",
+    "torch",
+    "ray",
+    "numpy",
+    "scipy",
+    "pettingzoo",
+    "gymnasium",
+    "open_spiel",
+    "pydantic",
+    "tensorboard",
+    "wandb",
+)
+
+
+class RunDir:
+    """Paths of one run plus its writer lock."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._lock: FileLock | None = None
+
+    # paths
+    @property
+    def config(self) -> Path:
+        return self.root / "config.yaml"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def generations(self) -> Path:
+        return self.root / "generations.jsonl"
+
+    @property
+    def matches(self) -> Path:
+        return self.root / "matches.jsonl"
+
+    @property
+    def pool(self) -> Path:
+        return self.root / "pool.json"
+
+    @property
+    def elo(self) -> Path:
+        return self.root / "elo.json"
+
+    @property
+    def policies(self) -> Path:
+        return self.root / "policies"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint"
+
+    @property
+    def tensorboard(self) -> Path:
+        return self.root / "tensorboard"
+
+    def is_run(self) -> bool:
+        return self.config.exists()
+
+    # lifecycle
+    @staticmethod
+    def fresh(runs_root: str | Path, name: str) -> RunDir:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        base = Path(runs_root) / f"{name}-{stamp}"
+        candidate, n = base, 1
+        while candidate.exists():
+            n += 1
+            candidate = Path(f"{base}-{n}")
+        return RunDir(candidate)
+
+    def create(self) -> None:
+        if self.root.exists() and any(self.root.iterdir()):
+            if self.is_run():
+                raise ConfigError(
+                    f"run directory {self.root} already holds a run; continue it with --resume {self.root} "
+                    "or pick another --run-dir"
+                )
+            raise ConfigError(f"run directory {self.root} is not empty; pick an empty or new --run-dir")
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def lock(self) -> None:
+        """Take the writer lock or fail at once with a clear error."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.root / ".lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise RunDirLockedError(
+                f"run directory {self.root} is in use by another process; wait for it to finish or stop it"
+            ) from None
+        self._lock = lock
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def write_config(self, resolved: dict[str, Any]) -> None:
+        atomic_write_text(self.config, yaml.safe_dump(resolved, sort_keys=False))
+
+    def write_manifest(self, config_hash: str, argv: list[str]) -> None:
+        atomic_write_json(
+            self.manifest,
+            {
+                "created": dt.datetime.now().isoformat(timespec="seconds"),
+                "config_hash": config_hash,
+                "git_revision": git_revision(),
+                "python": sys.version.split()[0],
+                "platform": platform.platform(),
+                "packages": package_versions(),
+                "argv": argv,
+            },
+        )
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in _VERSIONED:
+        try:
+            out[name] = metadata.version(name.replace("_", "-"))
+        except metadata.PackageNotFoundError:
+            try:
+                out[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                out[name] = None
+    return out
+
+
+def git_revision() -> str | None:
+    """The project's git revision (with ``-dirty`` when the tree has changes), if it is a checkout."""
+    here = Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{rev}-dirty" if dirty else rev

@@ -1,0 +1,253 @@
+"""The Runner: every component built in one place, and the generation loop.
+
+One generation (see docs/architecture.md):
+
+1. the scheduler plans the training tasks from the league's statistics;
+2. the training manager runs them (rollouts on the shared workers, one update per round);
+3. the scheduler's snapshot / reset decisions are applied;
+4. every missing pairing of the population is evaluated and the meta-game is solved;
+5. results are logged and the league state is checkpointed (the resume point).
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from envs.base import EnvSpec
+from light_league.agents.agent_manager import AgentManager, LeagueStats
+from light_league.config import ExperimentConfig
+from light_league.errors import ConfigError
+from light_league.evaluation.evaluation_manager import EvaluationManager
+from light_league.execution import Executor, Handle
+from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.run_dir import RunDir
+from light_league.scheduling.task_scheduler import GenerationDecisions, TaskScheduler, TrainingTask
+from light_league.training.training_manager import TrainingManager, TrainingOutcome
+from light_league.utils.atomic import JsonlLog
+
+
+def derive_seed(seed: int, *parts: int | str) -> int:
+    """A 31-bit seed from the run seed and a path of names / indices."""
+    ints = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
+    return int(np.random.SeedSequence([seed, *ints]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
+
+
+def make_env_spec(config: ExperimentConfig) -> EnvSpec:
+    """Build one game of the configured env to read its spec (a bad name or option is a ConfigError)."""
+    import envs
+
+    try:
+        env = envs.make_batched(config.env.name, 1, **config.env.options)
+    except (KeyError, ValueError, TypeError) as exc:
+        msg = str(exc.args[0]) if exc.args else str(exc)
+        raise ConfigError(f"env: {msg}") from None
+    spec = env.spec
+    env.close()
+    return spec
+
+
+class Runner:
+    """Owns the components of one run; ``run()`` is the generation loop."""
+
+    def __init__(
+        self,
+        *,
+        config: ExperimentConfig,
+        run_dir: RunDir,
+        spec: EnvSpec,
+        executor: Executor,
+        scheduler: TaskScheduler,
+        agents: AgentManager,
+        policy_server: Handle,
+        training: TrainingManager,
+        evaluation: EvaluationManager,
+        logger: Any,
+        console: Any,
+        learners: dict[str, Handle],
+    ) -> None:
+        self.config = config
+        self.run_dir = run_dir
+        self.spec = spec
+        self.executor = executor
+        self.scheduler = scheduler
+        self.agents = agents
+        self.policy_server = policy_server
+        self.training = training
+        self.evaluation = evaluation
+        self.logger = logger
+        self.console = console
+        self.learners = learners
+        self.generations_log = JsonlLog(run_dir.generations)
+        self.env_steps = 0
+        self.wall_offset = 0.0
+        self.started = time.perf_counter()
+        self.last_nash_conv: float | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def build(cls, config: ExperimentConfig, run_dir: RunDir, *, resume: bool, argv: list[str]) -> Runner:
+        from light_league.build import build_runner
+
+        return build_runner(cls, config, run_dir, resume=resume, argv=argv)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> None:
+        while not self._should_stop():
+            self._generation()
+
+    def _generation(self) -> None:
+        gen = self.agents.generation
+        timer = Timer()
+        with timer("plan"):
+            tasks = self.scheduler.next_tasks(self.agents)
+        with timer("train"):
+            outcome = self._train(gen, tasks)
+        with timer("snapshot"):
+            self._apply(self.scheduler.after_training(self.agents))
+        with timer("evaluate"):
+            summary = self.evaluation.run(self.agents)
+        with timer("solve"):
+            stats = self.agents.solve()
+        with timer("exploitability"):
+            self.last_nash_conv = self.evaluation.nash_conv(stats)
+        self.env_steps += sum(outcome.env_steps.values()) + summary.env_steps
+        with timer("checkpoint"):
+            record = self._finish(gen, tasks, outcome, stats, timer)
+        self.console.summary(gen, record)
+
+    def _train(self, gen: int, tasks: list[TrainingTask]) -> TrainingOutcome:
+        total = sum(t.env_steps for t in tasks)
+        with self.console.generation_progress(gen, total, 0) as progress:
+            outcome = self.training.run(tasks, progress.advance_train)
+        self.agents.record_training(outcome.results, outcome.env_steps)
+        return outcome
+
+    def _apply(self, decisions: GenerationDecisions) -> list[AgentRecord]:
+        new = []
+        for lid in decisions.snapshot:
+            member_id = self.agents.next_member_id(lid)
+            self.executor.call(self.policy_server, "freeze", lid, member_id)
+            new.append(self.agents.add_snapshot(lid, str(self.run_dir.policies / member_id)))
+        for lid in decisions.reset:
+            self.training.reset(lid)
+            self.agents.reset_learner(lid)
+        return new
+
+    def _should_stop(self) -> bool:
+        stop = self.config.stop
+        if self.agents.generation >= stop.max_generations:
+            return True
+        if stop.max_env_steps is not None and self.env_steps >= stop.max_env_steps:
+            return True
+        if stop.max_wall_s is not None and self.wall_s() >= stop.max_wall_s:
+            return True
+        target = stop.target_nash_conv
+        return target is not None and self.last_nash_conv is not None and self.last_nash_conv <= target
+
+    def wall_s(self) -> float:
+        return self.wall_offset + time.perf_counter() - self.started
+
+    # ------------------------------------------------------------------ logging and checkpoint
+    def _finish(
+        self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
+    ) -> dict[str, Any]:
+        from light_league.build import save_checkpoint
+        from light_league.tracking.logger import PayoffSnapshot
+        from light_league.tracking.report import save_payoff_snapshot
+
+        snapshot = PayoffSnapshot(gen, stats.ids, stats.roles, stats.win_rates, stats.games, stats.nash)
+        save_payoff_snapshot(self.run_dir.root, snapshot)
+        train_steps = sum(outcome.env_steps.values())
+        record: dict[str, Any] = {
+            "generation": gen,
+            "wall_s": round(self.wall_s(), 3),
+            "env_steps": self.env_steps,
+            "population": [{"id": i, "role": r} for i, r in zip(stats.ids, stats.roles)],
+            "nash": dict(zip(stats.ids, [round(p, 6) for p in stats.nash.tolist()])),
+            "nash_entropy": stats.nash_entropy,
+            "elo": {k: round(v, 2) for k, v in stats.elo.items()},
+            "diversity": stats.diversity,
+            "games": dict(self.agents.games_this_generation),
+            "tasks": [
+                {
+                    "learner": t.learner_id,
+                    "role": t.role.value,
+                    "weighting": t.weighting,
+                    "env_steps": outcome.env_steps.get(t.learner_id, 0),
+                    "opponents": {k: round(v, 4) for k, v in t.opponents.items()},
+                }
+                for t in tasks
+            ],
+            "env_steps_per_s": train_steps / max(outcome.rollout_s, 1e-9) if train_steps else 0.0,
+            "timings": {k: round(v, 3) for k, v in timer.seconds.items()},
+        }
+        if self.last_nash_conv is not None:
+            record["nash_conv"] = self.last_nash_conv
+        self.logger.log_payoff(snapshot)
+        self.logger.log_scalars(self._scalars(record, outcome, stats), gen)
+        self.logger.flush()
+        self.agents.advance()
+        save_checkpoint(self, record)
+        return record
+
+    def _scalars(
+        self, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
+    ) -> dict[str, float]:
+        out: dict[str, float] = {
+            "league/nash_entropy": stats.nash_entropy,
+            "league/population_size": float(len(stats.ids)),
+            "rollout/env_steps_per_s": float(record["env_steps_per_s"]),
+            "rollout/env_steps": float(self.env_steps),
+        }
+        if stats.diversity is not None:
+            out["league/diversity_score"] = float(stats.diversity)
+        if self.last_nash_conv is not None:
+            out["league/nash_conv"] = self.last_nash_conv
+        for agent, rating in stats.elo.items():
+            out[f"elo/{agent}"] = rating
+        for lid, metrics in outcome.metrics.items():
+            for k, v in metrics.items():
+                out[f"train/{lid}/{k}"] = v
+        out.update(self._exploiter_scalars(outcome))
+        for phase, secs in record["timings"].items():
+            out[f"timing/{phase}_s"] = secs
+        return out
+
+    def _exploiter_scalars(self, outcome: TrainingOutcome) -> dict[str, float]:
+        """Main exploiters' win rate against the current main agents in this generation's games."""
+        roles = self.agents.learners()
+        mains = {lid for lid, r in roles.items() if r == AgentType.MAIN_AGENT}
+        outs = [
+            r.outcome
+            for r in outcome.results
+            if roles.get(r.player_id) == AgentType.MAIN_EXPLOITER and r.opponent_id in mains
+        ]
+        return {"exploiter/rolling_win_rate_vs_main": float(np.mean(outs))} if outs else {}
+
+    def close(self) -> None:
+        try:
+            self.logger.close()
+        finally:
+            try:
+                self.executor.shutdown()
+            finally:
+                self.run_dir.unlock()

@@ -1,0 +1,201 @@
+"""What a person watching the terminal sees: progress bars and a one-screen summary per generation.
+
+Everything goes to **stderr** (stdout stays free for ``report`` and for piping). Modes:
+
+- ``rich``: live progress bars (training steps, evaluation games; only on a terminal) and a
+  summary panel;
+- ``plain``: no bars, the same summary as plain text (for log files);
+- ``quiet``: one line per generation (for CI logs).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, TextIO
+
+from rich.console import Console as RichConsole
+from rich.console import Group, JustifyMethod
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from light_league.tracking.config import LoggingConfig
+
+LeaderRow = tuple[int, str, str, float | None, float]
+_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("#", "right"),
+    ("agent", "left"),
+    ("role", "left"),
+    ("elo", "right"),
+    ("nash", "right"),
+)
+
+
+def leaderboard(stats: Mapping[str, Any]) -> list[LeaderRow]:
+    """``(rank, agent, role, elo, nash)`` for the population, best Elo first, then most Nash mass."""
+    elo: Mapping[str, float] = stats.get("elo", {})
+    nash: Mapping[str, float] = stats.get("nash", {})
+    members = [(m["id"], m["role"]) for m in stats.get("population", [])]
+    members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -nash.get(m[0], 0.0), m[0]))
+    return [
+        (rank, agent, role, elo.get(agent), nash.get(agent, 0.0))
+        for rank, (agent, role) in enumerate(members, 1)
+    ]
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def headline(generation: int, stats: Mapping[str, Any]) -> str:
+    """``generation 3 · 5 agents · 1,200,000 env steps · 12,345 steps/s · 42.1 s``."""
+    parts = [f"generation {generation}", f"{len(stats.get('population', []))} agents"]
+    formats = (
+        ("env_steps", "{:,} env steps"),
+        ("env_steps_per_s", "{:,.0f} steps/s"),
+        ("wall_s", "{:.1f} s"),
+    )
+    parts += [fmt.format(stats[key]) for key, fmt in formats if stats.get(key) is not None]
+    return " · ".join(parts)
+
+
+def metrics_line(stats: Mapping[str, Any]) -> str:
+    """``nash entropy 1.234 · nash_conv 0.0123 · diversity 0.456`` (absent or null values left out)."""
+    formats = (
+        ("nash_entropy", "nash entropy {:.3f}"),
+        ("nash_conv", "nash_conv {:.4g}"),
+        ("diversity", "diversity {:.3f}"),
+    )
+    return " · ".join(fmt.format(stats[key]) for key, fmt in formats if stats.get(key) is not None)
+
+
+def timings_line(stats: Mapping[str, Any]) -> str:
+    timings: Mapping[str, float] = stats.get("timings", {})
+    return "timings: " + " · ".join(f"{phase} {s:.1f} s" for phase, s in timings.items()) if timings else ""
+
+
+def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
+    """The one line per generation of quiet mode."""
+    parts = [headline(generation, stats)]
+    board = leaderboard(stats)
+    if board:
+        _, agent, _, elo, nash = board[0]
+        parts.append(f"top {agent} elo {_fmt(elo, 0)} nash {nash:.2f}")
+    metrics = metrics_line(stats)
+    if metrics:
+        parts.append(metrics)
+    return " | ".join(parts)
+
+
+def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
+    """The plain-text summary: headline, leaderboard (top ``top_k``), metrics, timings."""
+    lines = [headline(generation, stats), f"{'#':>3}  {'agent':<24} {'role':<17} {'elo':>7} {'nash':>6}"]
+    board = leaderboard(stats)
+    for rank, agent, role, elo, nash in board[:top_k]:
+        lines.append(f"{rank:>3}  {agent:<24} {role:<17} {_fmt(elo, 0):>7} {nash:>6.3f}")
+    if len(board) > top_k:
+        lines.append(f"     ... {len(board) - top_k} more")
+    lines += [line for line in (metrics_line(stats), timings_line(stats)) if line]
+    return lines
+
+
+class GenerationProgress:
+    """Counts a generation's training steps and evaluation games; draws bars in rich mode."""
+
+    def __init__(
+        self, progress: Progress | None, generation: int, total_steps: int, total_eval_games: int
+    ) -> None:
+        self.generation = generation
+        self.total_steps = total_steps
+        self.total_eval_games = total_eval_games
+        self.train_done = 0
+        self.eval_done = 0
+        self._progress = progress
+        self._train_task = (
+            progress.add_task(f"gen {generation} train", total=total_steps) if progress else None
+        )
+        self._eval_task = (
+            progress.add_task(f"gen {generation} eval", total=total_eval_games) if progress else None
+        )
+
+    def __enter__(self) -> GenerationProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def advance_train(self, n: int) -> None:
+        """``n`` more environment steps of training done."""
+        self.train_done += n
+        if self._progress is not None and self._train_task is not None:
+            self._progress.advance(self._train_task, n)
+
+    def advance_eval(self, n: int) -> None:
+        """``n`` more evaluation games done."""
+        self.eval_done += n
+        if self._progress is not None and self._eval_task is not None:
+            self._progress.advance(self._eval_task, n)
+
+
+class Console:
+    """The run's terminal output (always stderr unless ``file`` is given)."""
+
+    def __init__(
+        self, config: LoggingConfig, *, file: TextIO | None = None, terminal: bool | None = None
+    ) -> None:
+        """``terminal`` forces (True) or forbids (False) live bars; ``None`` detects a TTY."""
+        self.mode = config.console
+        self._top_k = config.summary_top_k
+        self._file = file if file is not None else sys.stderr
+        self._rich = RichConsole(file=self._file, highlight=False, force_terminal=terminal)
+
+    def generation_progress(
+        self, generation: int, total_steps: int, total_eval_games: int
+    ) -> GenerationProgress:
+        """Use as ``with console.generation_progress(g, steps, games) as p: p.advance_train(n)``."""
+        progress = None
+        if self.mode == "rich" and self._rich.is_terminal:
+            progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self._rich,
+                transient=True,
+            )
+        return GenerationProgress(progress, generation, total_steps, total_eval_games)
+
+    def summary(self, generation: int, stats: Mapping[str, Any]) -> None:
+        """Print the generation's summary (a ``GenerationRecord``; missing fields are left out)."""
+        if self.mode == "quiet":
+            self._plain(quiet_line(generation, stats))
+        elif self.mode == "plain":
+            self._plain("\n".join(summary_lines(generation, stats, top_k=self._top_k)))
+        else:
+            self._rich.print(self._panel(generation, stats))
+
+    def note(self, text: str) -> None:
+        """One line of information (resumed from ..., run directory ...), in every mode."""
+        self._plain(text)
+
+    def _plain(self, text: str) -> None:
+        print(text, file=self._file, flush=True)
+
+    def _panel(self, generation: int, stats: Mapping[str, Any]) -> Panel:
+        table = Table(box=None, pad_edge=False)
+        for name, justify in _COLUMNS:
+            table.add_column(name, justify=justify)
+        board = leaderboard(stats)
+        for rank, agent, role, elo, nash in board[: self._top_k]:
+            table.add_row(str(rank), agent, role, _fmt(elo, 0), f"{nash:.3f}")
+        if len(board) > self._top_k:
+            table.add_row("", f"... {len(board) - self._top_k} more", "", "", "")
+        footer = [line for line in (metrics_line(stats), timings_line(stats)) if line]
+        return Panel(Group(table, *footer), title=headline(generation, stats), title_align="left")

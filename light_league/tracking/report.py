@@ -1,0 +1,164 @@
+"""Per-generation payoff files in the run directory, and the ``report`` command that reads them.
+
+Layout written by the runner::
+
+    RUN_DIR/payoff/gen_0003.json   PayoffSnapshot.to_json() (NaN as null)
+    RUN_DIR/payoff/gen_0003.npy    the win-rate matrix alone (float64, NaN where unplayed)
+    RUN_DIR/generations.jsonl      one GenerationRecord per completed generation
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from light_league.errors import CorruptFileError
+from light_league.tracking.console import headline, leaderboard, metrics_line
+from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.payoff_render import payoff_csv, payoff_markdown
+from light_league.utils.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
+
+PAYOFF_DIR = "payoff"
+GENERATIONS_FILE = "generations.jsonl"
+HISTORY_ROWS = 20
+_GEN_FILE = re.compile(r"^gen_(\d{4,})\.json$")
+
+
+def payoff_path(run_dir: Path, generation: int) -> Path:
+    return Path(run_dir) / PAYOFF_DIR / f"gen_{generation:04d}.json"
+
+
+def save_payoff_snapshot(run_dir: Path, snapshot: PayoffSnapshot) -> Path:
+    """Write ``payoff/gen_XXXX.json`` and ``payoff/gen_XXXX.npy`` atomically; return the JSON path."""
+    path = payoff_path(run_dir, snapshot.generation)
+    buffer = io.BytesIO()
+    np.save(buffer, snapshot.win_rates, allow_pickle=False)
+    atomic_write_bytes(path.with_suffix(".npy"), buffer.getvalue())
+    atomic_write_json(path, snapshot.to_json())
+    return path
+
+
+def saved_generations(run_dir: Path) -> list[int]:
+    """Generations with a payoff JSON file, ascending."""
+    directory = Path(run_dir) / PAYOFF_DIR
+    if not directory.is_dir():
+        return []
+    found = (_GEN_FILE.match(p.name) for p in directory.iterdir())
+    return sorted(int(m[1]) for m in found if m)
+
+
+def load_payoff_snapshot(run_dir: Path, generation: int | None = None) -> PayoffSnapshot:
+    """The payoff snapshot of ``generation`` (the latest saved one when ``None``)."""
+    if generation is None:
+        generations = saved_generations(run_dir)
+        if not generations:
+            raise CorruptFileError(
+                f"no payoff tables in {Path(run_dir) / PAYOFF_DIR}; is {run_dir} a run directory "
+                "with at least one completed generation?"
+            )
+        generation = generations[-1]
+    path = payoff_path(run_dir, generation)
+    fix = f"saved generations: {saved_generations(run_dir)}"
+    data = read_json(path, what="payoff table", fix=fix)
+    if not isinstance(data, dict):
+        raise CorruptFileError(
+            f"payoff table {path} is corrupt (a JSON {type(data).__name__}, not an object)"
+        )
+    try:
+        return PayoffSnapshot.from_json(data)
+    except CorruptFileError as exc:
+        raise CorruptFileError(f"payoff table {path} is corrupt: {exc}") from None
+
+
+def read_generations(run_dir: Path) -> list[dict[str, Any]]:
+    """The records of ``generations.jsonl``; a torn last line (run killed mid-write) is ignored."""
+    path = Path(run_dir) / GENERATIONS_FILE
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]  # the part after the last newline is not committed
+    records = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise CorruptFileError(
+                f"{path} line {lineno} is not valid JSON; remove or fix that line"
+            ) from None
+    return records
+
+
+def _leaderboard_text(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -> list[str]:
+    stats: dict[str, Any] = {
+        "population": [{"id": a, "role": r} for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)],
+        "nash": dict(zip(snapshot.agent_ids, map(float, snapshot.nash), strict=True)),
+        "elo": (record or {}).get("elo", {}),
+    }
+    lines = ["| rank | agent | role | Elo | Nash mass |", "|---:|---|---|---:|---:|"]
+    for rank, agent, role, elo, nash in leaderboard(stats):
+        lines.append(f"| {rank} | {agent} | {role} | {'-' if elo is None else f'{elo:.1f}'} | {nash:.3f} |")
+    return lines
+
+
+def _cell(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
+    lines = [
+        "| generation | agents | Nash entropy | nash_conv | diversity | env steps | wall s |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in records[-last:]:
+        cells = [
+            str(r["generation"]),
+            str(len(r.get("population", []))),
+            _cell(r.get("nash_entropy"), ".3f"),
+            _cell(r.get("nash_conv"), ".4g"),
+            _cell(r.get("diversity"), ".3f"),
+            _cell(r.get("env_steps"), ",d"),
+            _cell(r.get("wall_s"), ".1f"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def report(run_dir: Path, *, generation: int | None = None, csv_path: Path | None = None) -> str:
+    """The text of ``main.py report RUN_DIR``: run summary, leaderboard, payoff table.
+
+    ``generation`` picks a generation (the latest when ``None``); ``csv_path`` also writes that
+    generation's win-rate table as CSV.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CorruptFileError(f"run directory {run_dir} does not exist; pass the directory a run wrote")
+    snapshot = load_payoff_snapshot(run_dir, generation)
+    records = {int(r["generation"]): r for r in read_generations(run_dir) if "generation" in r}
+    record = records.get(snapshot.generation)
+    lines = [f"# Run {run_dir}", ""]
+    if record is not None:
+        lines += [headline(snapshot.generation, record), metrics_line(record), ""]
+    else:
+        lines += [f"generation {snapshot.generation} (no record in {GENERATIONS_FILE})", ""]
+    lines += [
+        f"## Leaderboard, generation {snapshot.generation}",
+        "",
+        *_leaderboard_text(snapshot, record),
+        "",
+    ]
+    lines += [f"## Payoff table, generation {snapshot.generation}", "", payoff_markdown(snapshot)]
+    if records:
+        ordered = [records[g] for g in sorted(records)]
+        lines += [f"## History (last {min(len(ordered), HISTORY_ROWS)} generations)", ""]
+        lines += [*_history_text(ordered, HISTORY_ROWS), ""]
+    if csv_path is not None:
+        atomic_write_text(csv_path, payoff_csv(snapshot))
+        lines.append(f"CSV written to {csv_path}")
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,107 @@
+"""Weights & Biases logging with the same keys as TensorBoard; wandb is imported only here, lazily.
+
+Files go under ``RUN_DIR/wandb/``. Every logged row carries the step under the key
+``generation``, declared as the x axis of every other key, so rows may arrive in any order
+(a resumed run re-logs earlier generations).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import math
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from light_league.errors import ConfigError
+from light_league.tracking.config import WandbConfig
+from light_league.tracking.logger import (
+    CONFIG_TAG,
+    NASH_MIXTURE_TAG,
+    PAYOFF_HEATMAP_TAG,
+    PAYOFF_TABLE_TAG,
+    MetricLogger,
+    PayoffSnapshot,
+    nash_scalars,
+    resolved_config_markdown,
+)
+from light_league.tracking.payoff_render import nash_bar_png, payoff_heatmap_png
+from light_league.utils.atomic import atomic_write_text
+
+STEP_KEY = "generation"
+RUN_ID_FILE = "run_id"
+
+
+def _import_wandb() -> ModuleType:
+    try:
+        return importlib.import_module("wandb")
+    except ImportError:
+        raise ConfigError(
+            "logging.wandb.mode needs the wandb package; install it (pip install wandb) "
+            "or set logging.wandb.mode=disabled"
+        ) from None
+
+
+class WandbLogger(MetricLogger):
+    """One W&B run per run directory; a resumed run continues the same W&B run id."""
+
+    def __init__(self, config: WandbConfig, run_dir: Path, *, resume: bool = False) -> None:
+        if config.mode == "disabled":
+            raise ConfigError("WandbLogger built with logging.wandb.mode=disabled; use NullLogger instead")
+        self._wandb = _import_wandb()
+        wandb_dir = Path(run_dir) / "wandb"
+        wandb_dir.mkdir(parents=True, exist_ok=True)
+        id_file = wandb_dir / RUN_ID_FILE
+        run_id = id_file.read_text(encoding="utf-8").strip() if resume and id_file.exists() else None
+        self._run = self._wandb.init(
+            mode=config.mode,
+            project=config.project,
+            entity=config.entity,
+            tags=list(config.tags),
+            dir=str(run_dir),
+            id=run_id,
+            resume="allow" if run_id else None,
+            settings=self._wandb.Settings(console="off", silent=config.mode != "online"),
+        )
+        atomic_write_text(id_file, str(self._run.id) + "\n")
+        self._run.define_metric(STEP_KEY)
+        self._run.define_metric("*", step_metric=STEP_KEY)
+
+    @property
+    def run_path(self) -> Path:
+        """The directory wandb writes this run's files into (``RUN_DIR/wandb/<offline-run-...>``)."""
+        return Path(self._run.dir).parent
+
+    def log_scalars(self, metrics: dict[str, float], step: int) -> None:
+        self._run.log({**{k: float(v) for k, v in metrics.items()}, STEP_KEY: step})
+
+    def log_payoff(self, snapshot: PayoffSnapshot) -> None:
+        wandb = self._wandb
+        columns = ["agent", "role", *snapshot.agent_ids]
+        rows = [
+            [agent, role, *[None if math.isnan(v) else float(v) for v in snapshot.win_rates[i]]]
+            for i, (agent, role) in enumerate(zip(snapshot.agent_ids, snapshot.roles, strict=True))
+        ]
+        caption = f"generation {snapshot.generation}"
+        row: dict[str, Any] = {
+            PAYOFF_HEATMAP_TAG: wandb.Image(payoff_heatmap_png(snapshot), caption=caption),
+            PAYOFF_TABLE_TAG: wandb.Table(columns=columns, data=rows),
+            NASH_MIXTURE_TAG: wandb.Image(nash_bar_png(snapshot), caption=caption),
+            **nash_scalars(snapshot),
+            STEP_KEY: snapshot.generation,
+        }
+        self._run.log(row)
+
+    def log_text(self, tag: str, text: str, step: int) -> None:
+        self._run.log({tag: self._wandb.Html(f"<pre>{html.escape(text)}</pre>"), STEP_KEY: step})
+
+    def log_config(self, resolved: dict[str, Any]) -> None:
+        self._run.config.update(resolved, allow_val_change=True)
+        self.log_text(CONFIG_TAG, resolved_config_markdown(resolved), 0)
+
+    def flush(self) -> None:
+        """Nothing to do: wandb streams every ``log`` call to its service process."""
+
+    def close(self) -> None:
+        self._run.finish()

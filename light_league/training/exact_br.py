@@ -1,0 +1,82 @@
+"""ExactBRRunner: exact best responses in place of an RL learner (Kuhn and Leduc poker).
+
+The learner of a PSRO run without RL noise: each generation it computes, for both seats, the
+exact best response to the task's opponent mixture (aggregated by reach probability, not
+averaged per information state) and publishes the pair as one tabular policy. It has the same
+component interface as :class:`~light_league.training.learner_runner.LearnerRunner`, plus
+``solve``, which the TrainingManager calls instead of rollouts and updates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from light_league.algorithms.tabular import TabularPolicy
+from light_league.rollout.policies import policy_from_entry
+
+
+class ExactBRRunner:
+    oracle = True
+
+    def __init__(self, learner_id: str, env_name: str, env_options: dict[str, Any], kind: str, config: Any, *,
+                 seed: int, policy_server: Any, episode_server: Any, torch_threads: int = 1) -> None:
+        from light_league.evaluation.exploitability import infostate_table
+
+        self.learner_id = learner_id
+        self.env_name = env_name
+        self._policy_server = policy_server
+        table = infostate_table(env_name)
+        self._obs = table.obs
+        self._mask = table.mask
+        mask = np.concatenate(table.mask).astype(np.float32)
+        self._initial = TabularPolicy(np.concatenate(table.obs), mask / mask.sum(axis=1, keepdims=True))
+        self.policy = self._initial
+        self.version = 0
+        self._publish()
+
+    def _publish(self) -> None:
+        self.version = self._policy_server.publish(self.learner_id, "tabular", self.policy.policy_meta(),
+                                                   self.policy.get_weights())
+
+    def solve(self, opponents: dict[str, float]) -> dict[str, float]:
+        """Best responses of both seats to the mixture ``opponents`` (id -> probability)."""
+        from light_league.evaluation.exploitability import best_response
+
+        ids = [pid for pid, p in opponents.items() if p > 0]
+        entries = self._policy_server.pull({pid: 0 for pid in ids})
+        pols = [policy_from_entry(entries[pid], self.env_name) for pid in ids]
+        weights = np.array([opponents[pid] for pid in ids], dtype=np.float64)
+        rows, metrics = [], {}
+        for seat in (0, 1):
+            br, value = best_response(self.env_name, pols, weights / weights.sum(), seat)
+            rows.append(br.action_probs(self._obs[seat], self._mask[seat]))
+            metrics[f"br_value_seat{seat}"] = float(value)
+        self.policy = TabularPolicy(np.concatenate(self._obs), np.concatenate(rows).astype(np.float32))
+        self._publish()
+        metrics["version"] = float(self.version)
+        return metrics
+
+    def train_step(self) -> None:
+        return None
+
+    def get_version(self) -> int:
+        return self.version
+
+    def reset(self) -> int:
+        self.policy = self._initial
+        self._publish()
+        return self.version
+
+    def state_dict(self) -> dict[str, Any]:
+        import torch
+
+        return {"weights": {k: torch.from_numpy(v) for k, v in self.policy.get_weights().items()},
+                "version": self.version}
+
+    def load_state_dict(self, state: dict[str, Any]) -> int:
+        weights = {k: v.numpy() for k, v in state["weights"].items()}
+        self.policy = TabularPolicy.from_weights(weights)
+        self._publish()
+        return self.version

@@ -1,0 +1,82 @@
+"""LearnerRunner: one learner plus its connections to the servers (a component the executor places).
+
+``train_step`` pulls the learner's fresh trajectories from the EpisodeServer, updates, and
+publishes the new weights (a new version) to the PolicyServer.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from light_league.algorithms.registry import make_learner
+from light_league.config_base import Section
+
+
+class LearnerRunner:
+    def __init__(
+        self,
+        learner_id: str,
+        env_name: str,
+        env_options: dict[str, Any],
+        kind: str,
+        config: Section,
+        *,
+        seed: int,
+        policy_server: Any,
+        episode_server: Any,
+        torch_threads: int = 1,
+    ) -> None:
+        import envs
+
+        if torch_threads:
+            import torch
+
+            torch.set_num_threads(torch_threads)
+        spec = envs.make_batched(env_name, 1, **env_options).spec
+        self.learner_id = learner_id
+        self.learner = make_learner(kind, spec, config, seed=seed)
+        self._initial = copy.deepcopy(self.learner.state_dict())
+        self._policy_server = policy_server
+        self._episode_server = episode_server
+        self.version = 0
+        self._publish()
+
+    def _publish(self) -> None:
+        meta = self.learner.policy_meta()
+        self.version = self._policy_server.publish(
+            self.learner_id, str(meta["kind"]), meta, self.learner.get_weights()
+        )
+
+    def train_step(self) -> dict[str, float] | None:
+        """One update on the trajectories of the current version; None when there are none."""
+        batch = self._episode_server.pull(self.learner_id, self.version)
+        if batch is None:
+            return None
+        start = time.perf_counter()
+        metrics = dict(self.learner.update(batch))
+        self._publish()
+        metrics["update_s"] = time.perf_counter() - start
+        metrics["samples"] = float(batch.num_samples)
+        metrics["version"] = float(self.version)
+        return metrics
+
+    def get_version(self) -> int:
+        return self.version
+
+    def reset(self) -> int:
+        """Back to the initial weights and optimiser state (exploiter resets); returns the new version."""
+        self.learner.load_state_dict(copy.deepcopy(self._initial))
+        self._episode_server.clear(self.learner_id)
+        self._publish()
+        return self.version
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"learner": self.learner.state_dict(), "initial": self._initial, "version": self.version}
+
+    def load_state_dict(self, state: dict[str, Any]) -> int:
+        self.learner.load_state_dict(state["learner"])
+        self._initial = state["initial"]
+        self._publish()
+        return self.version

@@ -1,0 +1,109 @@
+"""TrainingManager: runs a generation's tasks, all learners concurrently on the shared workers.
+
+Each round, every learner whose task still has steps left gets one rollout request on every
+worker (its opponents sampled per episode from the task's distribution); then every such
+learner takes one update on the trajectories of its current version and publishes new weights.
+A task ends when its env-step budget is spent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from light_league.execution.base import Executor, Handle
+from light_league.rollout.episode import MatchResult
+from light_league.rollout.rollout_manager import RolloutManager
+from light_league.rollout.rollout_worker import RolloutRequest
+from light_league.scheduling.task_scheduler import TrainingTask
+
+
+@dataclass
+class TrainingOutcome:
+    results: list[MatchResult] = field(default_factory=list)
+    env_steps: dict[str, int] = field(default_factory=dict)
+    #: per learner: the metrics of its last update, averaged over the generation's updates
+    metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    updates: dict[str, int] = field(default_factory=dict)
+    rollout_s: float = 0.0
+    update_s: float = 0.0
+
+
+class TrainingManager:
+    def __init__(
+        self, executor: Executor, rollout: RolloutManager, learners: dict[str, Handle], *, steps_per_call: int
+    ) -> None:
+        self.executor = executor
+        self.rollout = rollout
+        self.learners = learners
+        self.steps_per_call = steps_per_call
+        self.versions = {lid: int(executor.call(h, "get_version")) for lid, h in learners.items()}
+        #: exact best-response learners solve their task directly (no rollouts, no updates)
+        self.oracle = any(getattr(h.cls, "oracle", False) for h in learners.values())
+
+    def _run_oracles(self, tasks: list[TrainingTask]) -> TrainingOutcome:
+        out = TrainingOutcome()
+        start = time.perf_counter()
+        futures = {t.learner_id: self.executor.submit(self.learners[t.learner_id], "solve", t.opponents)
+                   for t in tasks}
+        for lid, fut in futures.items():
+            metrics = dict(fut.result())
+            self.versions[lid] = int(metrics.pop("version"))
+            out.metrics[lid] = metrics
+            out.updates[lid] = 1
+            out.env_steps[lid] = 0
+        out.update_s = time.perf_counter() - start
+        return out
+
+    def run(
+        self, tasks: list[TrainingTask], progress: Callable[[int], None] | None = None
+    ) -> TrainingOutcome:
+        if self.oracle:
+            return self._run_oracles(tasks)
+        out = TrainingOutcome()
+        left = {t.learner_id: t.env_steps for t in tasks}
+        sums: dict[str, dict[str, float]] = {}
+        while any(v > 0 for v in left.values()):
+            active = [t for t in tasks if left[t.learner_id] > 0]
+            requests = [
+                RolloutRequest(
+                    t.learner_id,
+                    self.versions[t.learner_id],
+                    t.opponents,
+                    self.steps_per_call,
+                    t.info.get("seat"),
+                )
+                for t in active
+            ]
+            start = time.perf_counter()
+            reports = self.rollout.collect(requests)
+            out.rollout_s += time.perf_counter() - start
+            for rep in reports:
+                out.results.extend(rep.results)
+                out.env_steps[rep.learner_id] = out.env_steps.get(rep.learner_id, 0) + rep.env_steps
+                left[rep.learner_id] -= rep.env_steps
+                if progress is not None:
+                    progress(rep.env_steps)
+            start = time.perf_counter()
+            futures = {
+                t.learner_id: self.executor.submit(self.learners[t.learner_id], "train_step") for t in active
+            }
+            for lid, fut in futures.items():
+                metrics = fut.result()
+                if metrics is None:
+                    continue
+                self.versions[lid] = int(metrics.pop("version"))
+                acc = sums.setdefault(lid, {})
+                for k, v in metrics.items():
+                    acc[k] = acc.get(k, 0.0) + float(v)
+                out.updates[lid] = out.updates.get(lid, 0) + 1
+            out.update_s += time.perf_counter() - start
+        out.metrics = {lid: {k: v / out.updates[lid] for k, v in acc.items()} for lid, acc in sums.items()}
+        return out
+
+    def reset(self, learner_id: str) -> None:
+        self.versions[learner_id] = int(self.executor.call(self.learners[learner_id], "reset"))
+
+    def refresh_versions(self) -> None:
+        self.versions = {lid: int(self.executor.call(h, "get_version")) for lid, h in self.learners.items()}

@@ -1,0 +1,103 @@
+"""Kill a league mid-generation with SIGKILL, resume it, and lose nothing that was completed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from light_league.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
+#: long enough evaluation that a kill lands after the generation's first records are written
+ARGS = ["stop.max_generations=4", "scheduler.steps_per_generation=1024", "evaluation.episodes_per_pair=3000",
+        "logging.console=quiet"]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a torn last line while the writer runs
+    return out
+
+
+def start(run_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *ARGS, *extra],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def wait_for(predicate, proc: subprocess.Popen[bytes], timeout: float = 240.0) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"run ended early: {proc.stderr.read().decode() if proc.stderr else ''}")
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for the run")
+
+
+def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = start(run_dir)
+    killed_in = 2
+    # kill once generation 2 has written records but before it completes
+    wait_for(lambda: any(r.get("generation") == killed_in for r in read_jsonl(run_dir / "matches.jsonl")[-50:])
+             and len(read_jsonl(run_dir / "generations.jsonl")) == killed_in, proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before_gens = (run_dir / "generations.jsonl").read_text().splitlines()
+    assert len(before_gens) == killed_in, "the kill must land inside generation 2"
+    before_matches = [r for r in read_jsonl(run_dir / "matches.jsonl") if r["generation"] < killed_in]
+    partial = [r for r in read_jsonl(run_dir / "matches.jsonl") if r["generation"] >= killed_in]
+    assert partial, "the killed generation had written records (the test must exercise the cleanup)"
+    payoffs = {p.name: p.read_bytes() for p in (run_dir / "payoff").glob("gen_*.json")}
+    pool_before = json.loads((run_dir / "pool.json").read_text())
+
+    assert main(["--resume", str(run_dir), "--quiet"]) == 0
+
+    after_gens = (run_dir / "generations.jsonl").read_text().splitlines()
+    assert after_gens[:killed_in] == before_gens, "completed generations must be unchanged"
+    assert [json.loads(g)["generation"] for g in after_gens] == [0, 1, 2, 3], "the run finishes its budget"
+    for name, data in payoffs.items():
+        assert (run_dir / "payoff" / name).read_bytes() == data
+    matches = read_jsonl(run_dir / "matches.jsonl")
+    assert [r for r in matches if r["generation"] < killed_in] == before_matches
+    assert all(r["session"] == 1 for r in matches if r["generation"] >= killed_in), "no partial record leaks"
+    per_gen = Counter(r["generation"] for r in matches)
+    for g in after_gens:
+        rec = json.loads(g)
+        assert per_gen[rec["generation"]] == sum(rec["games"].values()), "no duplicate or missing records"
+    pool_after = {a["agent_id"]: a for a in json.loads((run_dir / "pool.json").read_text())["agents"]}
+    kept = [a for a in pool_before["agents"] if a["metadata"]["generation"] < killed_in]
+    assert kept and all(pool_after[a["agent_id"]] == a for a in kept), "completed members are unchanged"
+
+
+def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "run"
+    proc = start(run_dir, "stop.max_generations=50")
+    try:
+        wait_for(lambda: (run_dir / "checkpoint" / "latest.json").exists(), proc)
+        before = (run_dir / "matches.jsonl").stat().st_size
+        capsys.readouterr()
+        assert main(["--resume", str(run_dir)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "in use by another process" in err[0]
+        assert (run_dir / "matches.jsonl").stat().st_size >= before  # the first writer is untouched
+    finally:
+        proc.kill()
+        proc.wait()

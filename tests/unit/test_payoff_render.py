@@ -1,0 +1,173 @@
+"""Payoff snapshot rendering: markdown round trip, CSV, JSON round trip, heatmap and Nash chart pixels."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from matplotlib import colormaps
+
+from light_league.errors import CorruptFileError
+from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.payoff_render import (
+    ROLE_COLORS,
+    nash_bar_png,
+    parse_payoff_markdown,
+    payoff_csv,
+    payoff_heatmap_png,
+    payoff_markdown,
+)
+
+ROLES = ["main_agent", "main_exploiter", "league_exploiter", "best_response", "baseline"]
+
+
+def synthetic_snapshot(generation: int, n: int | None = None, seed: int = 0) -> PayoffSnapshot:
+    """A symmetric-looking meta-game of ``3 + generation`` agents with one never-played pair."""
+    n = 3 + generation if n is None else n
+    rng = np.random.default_rng(seed + generation)
+    upper = rng.uniform(size=(n, n))
+    win_rates = np.triu(upper, 1) + np.tril(1.0 - upper.T, -1)
+    np.fill_diagonal(win_rates, 0.5)
+    games = rng.integers(1, 200, size=(n, n))
+    games = games + games.T
+    win_rates[0, n - 1] = win_rates[n - 1, 0] = np.nan
+    games[0, n - 1] = games[n - 1, 0] = 0
+    nash = rng.dirichlet(np.ones(n))
+    ids = [f"agent_{i}" for i in range(n)]
+    return PayoffSnapshot(generation, ids, [ROLES[i % len(ROLES)] for i in range(n)], win_rates, games, nash)
+
+
+def two_agents(
+    rates: list[list[float]],
+    games: list[list[int]],
+    nash: list[float],
+    *,
+    generation: int = 0,
+    ids: tuple[str, str] = ("a", "b"),
+    roles: tuple[str, str] = ("main_agent", "baseline"),
+) -> PayoffSnapshot:
+    return PayoffSnapshot(
+        generation, list(ids), list(roles), np.array(rates), np.array(games), np.array(nash)
+    )
+
+
+def _hex_rgb(color: str) -> np.ndarray:
+    return np.array([int(color[i : i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+
+
+def _has_color(image: np.ndarray, rgb: np.ndarray, tol: int = 2) -> bool:
+    return bool(np.any(np.all(np.abs(image.astype(int) - rgb.astype(int)) <= tol, axis=-1)))
+
+
+def test_markdown_round_trip_gives_back_rates_to_three_decimals_and_games() -> None:
+    snap = synthetic_snapshot(4)
+    ids, rates, games = parse_payoff_markdown(payoff_markdown(snap))
+    assert ids == snap.agent_ids
+    np.testing.assert_array_equal(np.isnan(rates), np.isnan(snap.win_rates))
+    np.testing.assert_allclose(rates, np.round(snap.win_rates, 3), atol=1e-12)
+    np.testing.assert_array_equal(games, snap.games)
+
+
+def test_markdown_cells_known_answer() -> None:
+    snap = two_agents([[0.5, 0.75], [0.25, np.nan]], [[10, 4], [4, 0]], [1.0, 0.0], generation=7)
+    text = payoff_markdown(snap)
+    assert "| row vs column | a | b |" in text
+    assert "| a (main_agent) | 0.500 (10) | 0.750 (4) |" in text
+    assert "| b (baseline) | 0.250 (4) | – (0) |" in text
+    assert "Nash mixture: a 1.000, b 0.000" in text
+    assert text.startswith("Generation 7:")
+
+
+def test_markdown_escapes_pipes_in_agent_ids() -> None:
+    snap = two_agents([[0.5, 1.0], [0.0, 0.5]], [[2, 2], [2, 2]], [1.0, 0.0], ids=("x|1", "y"))
+    ids, rates, _ = parse_payoff_markdown(payoff_markdown(snap))
+    assert ids == ["x|1", "y"]
+    np.testing.assert_allclose(rates, [[0.5, 1.0], [0.0, 0.5]])
+
+
+def test_parse_rejects_a_non_square_table() -> None:
+    text = "| row vs column | a | b |\n|---|---:|---:|\n| a (main_agent) | 0.500 (1) | 0.500 (1) |\n"
+    with pytest.raises(ValueError, match="2 columns but 1 rows"):
+        parse_payoff_markdown(text)
+
+
+def test_csv_matches_the_snapshot_with_empty_cells_for_unplayed_pairs() -> None:
+    snap = synthetic_snapshot(2)
+    rows = list(csv.reader(io.StringIO(payoff_csv(snap))))
+    assert rows[0] == ["agent", "role", *snap.agent_ids]
+    for i, row in enumerate(rows[1:]):
+        assert row[:2] == [snap.agent_ids[i], snap.roles[i]]
+        parsed = np.array([np.nan if c == "" else float(c) for c in row[2:]])
+        np.testing.assert_allclose(parsed, snap.win_rates[i], rtol=1e-5)
+    games_rows = list(csv.reader(io.StringIO(payoff_csv(snap, field="games"))))
+    assert [int(c) for c in games_rows[1][2:]] == snap.games[0].tolist()
+
+
+def test_snapshot_json_round_trip_uses_null_for_nan() -> None:
+    snap = synthetic_snapshot(1)
+    data = json.loads(json.dumps(snap.to_json(), allow_nan=False))
+    assert data["win_rates"][0][-1] is None
+    back = PayoffSnapshot.from_json(data)
+    np.testing.assert_array_equal(back.win_rates, snap.win_rates)
+    np.testing.assert_array_equal(back.games, snap.games)
+    np.testing.assert_allclose(back.nash, snap.nash)
+    assert (back.generation, back.agent_ids, back.roles) == (snap.generation, snap.agent_ids, snap.roles)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("win_rates", np.zeros((2, 3)), r"win_rates must have shape \(3, 3\)"),
+        ("nash", np.zeros(2), r"nash must have shape \(3,\)"),
+        ("win_rates", np.full((3, 3), 1.5), r"must lie in \[0, 1\]"),
+        ("roles", ["main_agent"], "1 roles for 3 agent ids"),
+    ],
+)
+def test_snapshot_rejects_bad_input_with_a_clear_message(field: str, value: object, message: str) -> None:
+    fields = synthetic_snapshot(0).__dict__ | {field: value}
+    with pytest.raises(ValueError, match=message):
+        PayoffSnapshot(**fields)
+
+
+def test_from_json_with_a_missing_key_is_a_corrupt_file_error() -> None:
+    data = synthetic_snapshot(0).to_json()
+    del data["games"]
+    with pytest.raises(CorruptFileError, match="KeyError"):
+        PayoffSnapshot.from_json(data)
+
+
+def _cmap_rgb(value: float) -> np.ndarray:
+    return np.array([round(255 * c) for c in colormaps["RdBu"](value)[:3]], dtype=np.uint8)
+
+
+def _cell_area(image: np.ndarray) -> np.ndarray:
+    """The image without its title, tick labels and colour bar."""
+    h, w = image.shape[:2]
+    return image[h // 8 : h - h // 8, : int(w * 0.8)]
+
+
+def test_heatmap_colours_follow_the_win_rates() -> None:
+    one_sided = two_agents([[0.5, 1.0], [0.0, 0.5]], [[4, 4], [4, 4]], [1.0, 0.0])
+    image = payoff_heatmap_png(one_sided)
+    assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+    assert _has_color(_cell_area(image), _cmap_rgb(1.0)) and _has_color(_cell_area(image), _cmap_rgb(0.0))
+    even = two_agents([[0.5, 0.5], [0.5, 0.5]], [[1, 1], [1, 1]], [0.5, 0.5])
+    assert not _has_color(_cell_area(payoff_heatmap_png(even)), _cmap_rgb(1.0))
+
+
+def test_heatmap_handles_a_large_population_without_cell_text() -> None:
+    image = payoff_heatmap_png(synthetic_snapshot(0, n=30))
+    assert image.shape[2] == 3 and image.shape[0] > 500
+
+
+def test_nash_bars_are_coloured_by_role() -> None:
+    snap = two_agents(
+        [[0.5, 0.4], [0.6, 0.5]], [[2, 2], [2, 2]], [0.7, 0.3], roles=("main_agent", "main_exploiter")
+    )
+    image = nash_bar_png(snap)
+    assert _has_color(image, _hex_rgb(ROLE_COLORS["main_agent"]))
+    assert _has_color(image, _hex_rgb(ROLE_COLORS["main_exploiter"]))
+    assert not _has_color(image, _hex_rgb(ROLE_COLORS["best_response"]))

@@ -1,0 +1,147 @@
+"""The run directory's payoff files and the ``report`` command, on a synthetic run directory."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_payoff_render import synthetic_snapshot
+
+from light_league.errors import CorruptFileError
+from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.payoff_render import parse_payoff_markdown, payoff_csv
+from light_league.tracking.report import (
+    load_payoff_snapshot,
+    read_generations,
+    report,
+    save_payoff_snapshot,
+)
+
+
+def generation_record(snap: PayoffSnapshot) -> dict[str, Any]:
+    """Elo rises with the agent index, so the leaderboard is the agents in reverse order."""
+    return {
+        "generation": snap.generation,
+        "wall_s": 10.0 * (snap.generation + 1),
+        "env_steps": 1000 * (snap.generation + 1),
+        "population": [{"id": a, "role": r} for a, r in zip(snap.agent_ids, snap.roles, strict=True)],
+        "nash": dict(zip(snap.agent_ids, snap.nash.tolist(), strict=True)),
+        "nash_entropy": 0.5,
+        "elo": {a: 1000.0 + 25.0 * i for i, a in enumerate(snap.agent_ids)},
+        "diversity": 0.25 if snap.generation else None,
+        "nash_conv": 0.125 / (snap.generation + 1),
+    }
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    lines = []
+    for g in range(3):
+        snap = synthetic_snapshot(g)
+        save_payoff_snapshot(tmp_path, snap)
+        lines.append(json.dumps(generation_record(snap)) + "\n")
+    torn = '{"generation": 3, "wall'
+    (tmp_path / "generations.jsonl").write_text("".join(lines) + torn)
+    return tmp_path
+
+
+def leaderboard_agents(text: str) -> list[str]:
+    section = text.split("## Leaderboard")[1].split("## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    return [row.split("|")[2].strip() for row in rows]
+
+
+def test_saved_snapshot_loads_back_with_npy_beside_it(run_dir: Path) -> None:
+    expected = synthetic_snapshot(1)
+    loaded = load_payoff_snapshot(run_dir, 1)
+    np.testing.assert_array_equal(loaded.win_rates, expected.win_rates)
+    np.testing.assert_array_equal(loaded.games, expected.games)
+    np.testing.assert_array_equal(np.load(run_dir / "payoff" / "gen_0001.npy"), expected.win_rates)
+    assert load_payoff_snapshot(run_dir).generation == 2
+    assert not [p for p in (run_dir / "payoff").iterdir() if p.name.startswith(".")]
+
+
+def test_torn_last_line_of_generations_is_ignored(run_dir: Path) -> None:
+    assert [r["generation"] for r in read_generations(run_dir)] == [0, 1, 2]
+
+
+def test_report_shows_the_leaderboard_by_elo_and_the_latest_table(run_dir: Path) -> None:
+    text = report(run_dir)
+    latest = synthetic_snapshot(2)
+    assert leaderboard_agents(text) == list(reversed(latest.agent_ids))
+    assert "| 1 | agent_4 | baseline | 1100.0 |" in text
+    assert "3,000 env steps" in text and "nash_conv 0.04167" in text
+    ids, rates, games = parse_payoff_markdown(text.split("## Payoff table")[1])
+    assert ids == latest.agent_ids
+    np.testing.assert_allclose(rates, latest.win_rates, atol=5e-4)
+    np.testing.assert_array_equal(games, latest.games)
+    history = text.split("## History")[1]
+    cells = [line.split("|")[1].strip() for line in history.splitlines() if line.startswith("| ")]
+    assert cells == ["generation", "0", "1", "2"]
+    assert "| 0 | 3 | 0.500 | 0.125 | - | 1,000 | 10.0 |" in history
+
+
+def test_report_of_an_earlier_generation_exports_its_csv(run_dir: Path, tmp_path: Path) -> None:
+    csv_path = tmp_path / "gen1.csv"
+    text = report(run_dir, generation=1, csv_path=csv_path)
+    assert "## Payoff table, generation 1" in text
+    assert csv_path.read_text() == payoff_csv(synthetic_snapshot(1))
+    rows = list(csv.reader(io.StringIO(csv_path.read_text())))
+    assert len(rows) == 1 + synthetic_snapshot(1).size
+
+
+def test_report_without_generation_records_still_shows_the_table(tmp_path: Path) -> None:
+    save_payoff_snapshot(tmp_path, synthetic_snapshot(0))
+    text = report(tmp_path)
+    assert "no record in generations.jsonl" in text
+    assert sorted(leaderboard_agents(text)) == synthetic_snapshot(0).agent_ids
+    board = text.split("## Leaderboard")[1].split("## ")[0]
+    assert all(
+        row.split("|")[4].strip() == "-" for row in board.splitlines() if row[:3] in ("| 1", "| 2", "| 3")
+    )
+
+
+def test_corrupt_payoff_file_is_a_one_line_error_naming_it(run_dir: Path) -> None:
+    path = run_dir / "payoff" / "gen_0002.json"
+    path.write_text('{"generation": 2, "agent_ids": [')
+    with pytest.raises(CorruptFileError) as info:
+        load_payoff_snapshot(run_dir)
+    message = str(info.value)
+    assert str(path) in message and "\n" not in message
+
+
+def test_wrong_shape_in_payoff_file_is_a_corrupt_file_error(run_dir: Path) -> None:
+    path = run_dir / "payoff" / "gen_0001.json"
+    data = json.loads(path.read_text())
+    data["games"] = [[1, 2]]
+    path.write_text(json.dumps(data))
+    with pytest.raises(CorruptFileError, match="gen_0001.json is corrupt.*games must have shape"):
+        load_payoff_snapshot(run_dir, 1)
+
+
+def test_missing_generation_lists_the_saved_ones(run_dir: Path) -> None:
+    with pytest.raises(
+        CorruptFileError, match=r"gen_0007.json does not exist; saved generations: \[0, 1, 2\]"
+    ):
+        report(run_dir, generation=7)
+
+
+def test_empty_or_missing_run_dir_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CorruptFileError, match="no payoff tables"):
+        report(tmp_path)
+    with pytest.raises(CorruptFileError, match="does not exist"):
+        report(tmp_path / "nope")
+
+
+def test_a_corrupt_line_inside_generations_names_the_line(run_dir: Path) -> None:
+    path = run_dir / "generations.jsonl"
+    lines = path.read_text().split("\n")
+    lines[1] = "{not json"
+    path.write_text("\n".join(lines))
+    with pytest.raises(CorruptFileError, match="generations.jsonl line 2"):
+        read_generations(run_dir)
