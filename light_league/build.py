@@ -24,6 +24,7 @@ import torch
 
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
+from light_league.algorithms.mappo.serialization import load_policy_files
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
@@ -111,7 +112,7 @@ def _assemble(
 ) -> Runner:
     from light_league.runner import derive_seed
     from light_league.tracking.console import Console
-    from light_league.tracking.logger import build_logger
+    from light_league.tracking.logger import NullLogger, build_logger
 
     ex = config.execution
     seed = config.experiment.seed
@@ -183,7 +184,6 @@ def _assemble(
         exact=ev.exact,
         nash_conv=ev.nash_conv,
     )
-    logger = build_logger(config.logging, run_dir.root, resume_step=start_gen if resume else None)
     runner = cls(
         config=config,
         run_dir=run_dir,
@@ -194,13 +194,15 @@ def _assemble(
         policy_server=policy_server,
         training=training,
         evaluation=evaluation,
-        logger=logger,
+        logger=NullLogger(),
         console=Console(config.logging),
         learners=learners,
     )
     if resume:
-        load_checkpoint(runner)
+        load_checkpoint(runner)  # checks every file before changing any; logging starts after
+        runner.logger = build_logger(config.logging, run_dir.root, resume_step=start_gen)
     else:
+        runner.logger = build_logger(config.logging, run_dir.root)
         _bootstrap(runner)
     return runner
 
@@ -277,7 +279,11 @@ def _checkpoint_generation(run_dir: RunDir) -> int:
 
 
 def load_checkpoint(runner: Runner) -> None:
-    """Restore the last completed generation and drop what an interrupted one left behind."""
+    """Restore the last completed generation and drop what an interrupted one left behind.
+
+    Every file is read and checked first; only then is anything on disk changed, so a corrupt
+    file stops the resume with one line and leaves the run directory as it was.
+    """
     rd = runner.run_dir
     latest = read_json(rd.checkpoint / "latest.json", what="checkpoint pointer", fix="start a new run")
     gen_dir = rd.checkpoint / str(latest["dir"])
@@ -286,11 +292,23 @@ def load_checkpoint(runner: Runner) -> None:
         what="checkpoint state",
         fix=f"restore it from a backup or start a new run (checkpoint dir {gen_dir})",
     )
+    learner_states = {lid: _read_learner_state(gen_dir / "learners" / f"{lid}.pt") for lid in runner.learners}
+    keep = set(state["members"])
+    kept = [r for r in runner.agents.pool.list() if r.agent_id in keep]
+    missing = keep - {r.agent_id for r in kept}
+    if missing:
+        raise CorruptFileError(
+            f"pool manifest {rd.pool} lacks members {sorted(missing)} of the checkpoint; "
+            f"restore {rd.pool}.bak or start a new run"
+        )
+    for record in kept:
+        if record.agent_type != AgentType.BASELINE:
+            load_policy_files(rd.policies / record.agent_id)  # raises a one-line error if corrupt
+    # --- everything checked: drop the interrupted generation's leftovers and restore
     gen = int(state["generation"])
     agents = runner.agents
     agents.matches.truncate_generation(gen)
     runner.generations_log.truncate_to(gen)
-    keep = set(state["members"])
     for record in agents.pool.list():
         if record.agent_id not in keep:
             agents.pool.remove(record.agent_id)
@@ -298,13 +316,27 @@ def load_checkpoint(runner: Runner) -> None:
                 Path(f"{rd.policies / record.agent_id}{suffix}").unlink(missing_ok=True)
     agents.load_state_dict(state["agents"])
     runner.scheduler.load_state_dict(state["scheduler"])
-    _restore_policies(runner, gen_dir)
+    _restore_policies(runner, learner_states)
     runner.env_steps = int(state["env_steps"])
     runner.wall_offset = float(state["wall_s"])
     runner.last_nash_conv = state.get("last_nash_conv")
 
 
-def _restore_policies(runner: Runner, gen_dir: Path) -> None:
+def _read_learner_state(path: Path) -> dict[str, Any]:
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CorruptFileError(f"learner checkpoint {path} is missing; start a new run") from None
+    except Exception as exc:
+        raise CorruptFileError(
+            f"learner checkpoint {path} is corrupt ({exc.__class__.__name__}); start a new run"
+        ) from None
+    if not isinstance(state, dict):
+        raise CorruptFileError(f"learner checkpoint {path} is not a state dict; start a new run")
+    return state
+
+
+def _restore_policies(runner: Runner, learner_states: dict[str, dict[str, Any]]) -> None:
     env_name = runner.config.env.name
     for record in runner.agents.pool.list():
         if record.agent_type == AgentType.BASELINE:
@@ -323,14 +355,5 @@ def _restore_policies(runner: Runner, gen_dir: Path) -> None:
                 runner.run_dir.policies / record.agent_id,
             )
     for lid, handle in runner.learners.items():
-        path = gen_dir / "learners" / f"{lid}.pt"
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except FileNotFoundError:
-            raise CorruptFileError(f"learner checkpoint {path} is missing; start a new run") from None
-        except Exception as exc:
-            raise CorruptFileError(
-                f"learner checkpoint {path} is corrupt ({exc.__class__.__name__}); start a new run"
-            ) from None
-        runner.executor.call(handle, "load_state_dict", state)
+        runner.executor.call(handle, "load_state_dict", learner_states[lid])
     runner.training.refresh_versions()

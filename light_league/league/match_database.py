@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from light_league.errors import CorruptFileError
 from light_league.utils.atomic import JsonlLog, atomic_write_text
 
 _RESERVED = ("a", "b", "outcome")
@@ -70,8 +71,14 @@ class MatchDatabase:
         """Rebuild the index from the file (e.g. after another process appended to it)."""
         self._index = {}
         self._n_records = 0
-        for record in self._log:
-            self._add_to_index(record)
+        for lineno, record in enumerate(self._log, start=1):
+            try:
+                self._add_to_index(record)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CorruptFileError(
+                    f"{self.db_path} line {lineno} is not a match record ({exc.__class__.__name__}: {exc}); "
+                    "remove or fix that line"
+                ) from None
 
     def _add_to_index(self, record: Mapping[str, Any]) -> None:
         a, b, score = record["a"], record["b"], float(record["outcome"])

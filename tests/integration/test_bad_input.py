@@ -67,13 +67,14 @@ CASES: list[Case] = [
      ("list.yaml", "mapping")),
     ("bad_override_syntax", lambda t, r: ["--config", RPS, "execution.num_workers"], ("execution.num_workers", "key.path=value")),
     ("no_config", lambda t, r: [], ("--config",)),
-    ("run_dir_holds_a_run", lambda t, r: ["--config", RPS, "--run-dir", str(r)], (str(r), "--resume")),
-    ("resume_not_a_run", lambda t, r: ["--resume", str(t)], (str(t), "not a run directory")),
+    ("run_dir_holds_a_run", lambda t, r: ["--config", RPS, "--run-dir", str(r)], ("{run}", "--resume")),
+    ("resume_not_a_run", lambda t, r: ["--resume", str(t)], ("{tmp}", "not a run directory")),
     ("resume_corrupt_pointer", lambda t, r: _corrupt(r / "checkpoint" / "latest.json", "{oops"),
      ("latest.json", "corrupt")),
     ("resume_corrupt_pool", lambda t, r: _corrupt(r / "pool.json", "[1, 2"), ("pool.json",)),
     ("resume_corrupt_policy", lambda t, r: _corrupt_policy(r), (".pt",)),
-    ("resume_corrupt_match_log", lambda t, r: _corrupt(r / "matches.jsonl", '{"a": 1}\nnot json\n{"a": 2}\n'),
+    ("resume_corrupt_match_log", lambda t, r: _corrupt(
+        r / "matches.jsonl", '{"a": "x", "b": "y", "outcome": 1.0, "generation": 0}\nnot json\n{"a": 2}\n'),
      ("matches.jsonl", "line 2")),
     ("resume_corrupt_learner_checkpoint", lambda t, r: _corrupt_learner(r), ("learner checkpoint",)),
     ("resume_corrupt_config", lambda t, r: _corrupt(r / "config.yaml", "execution: {num_workers: -3}\n"),
@@ -133,5 +134,6 @@ def test_bad_input_exits_2_with_one_line_and_changes_nothing(
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, lines
     for text in expected:
+        text = text.replace("{run}", str(run)).replace("{tmp}", str(tmp_path))
         assert text in lines[0], (text, lines[0])
     assert tree_digest(run) == before, "bad input must not change existing files"
