@@ -121,6 +121,12 @@ def _run(args: list[str]) -> int:
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
     log_path = root / "error.log" if root.is_dir() else Path("light_league-error.log")
     log_path.write_text(traceback.format_exc(), encoding="utf-8")
-    hint = f"; completed generations are kept, continue with: python main.py --resume {root}" if resumable else ""
-    print(f"error: run failed ({exc.__class__.__name__}: {exc}); traceback in {log_path}{hint}", file=sys.stderr)
+    hint = (
+        f"; completed generations are kept, continue with: python main.py --resume {root}"
+        if resumable
+        else ""
+    )
+    print(
+        f"error: run failed ({exc.__class__.__name__}: {exc}); traceback in {log_path}{hint}", file=sys.stderr
+    )
     return EXIT_RUN_FAILED

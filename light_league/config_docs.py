@@ -61,8 +61,11 @@ def _type_name(field: FieldInfo) -> str:
 
 def render_section(model: type[Section], prefix: str) -> list[str]:
     doc = (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-    lines = [f"## `{prefix}`", ""] + ([doc, ""] if doc else []) + [
-        "| key | type | default | range | meaning |", "|---|---|---|---|---|"]
+    lines = (
+        [f"## `{prefix}`", ""]
+        + ([doc, ""] if doc else [])
+        + ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
+    )
     nested: list[tuple[str, type[Section]]] = []
     for name, field in model.model_fields.items():
         sub = _section_type(field)
@@ -70,7 +73,9 @@ def render_section(model: type[Section], prefix: str) -> list[str]:
             nested.append((f"{prefix}.{name}", sub))
             continue
         desc = (field.description or "").replace("\n", " ")
-        lines.append(f"| `{prefix}.{name}` | {_type_name(field)} | {_default(field)} | {_range(field)} | {desc} |")
+        lines.append(
+            f"| `{prefix}.{name}` | {_type_name(field)} | {_default(field)} | {_range(field)} | {desc} |"
+        )
     lines.append("")
     for path, sub in nested:
         lines.extend(render_section(sub, path))
@@ -85,10 +90,14 @@ def render() -> str:
         sub = _section_type(field)
         if sub is not None:
             lines.extend(render_section(sub, name))
-    lines += ["## `scheduler`", "",
-              "`scheduler.name` picks the scheduler: a built-in name below, `package.module:ClassName`, or a",
-              "name registered under the entry-point group `light_league.schedulers` (see docs/plugins.md).",
-              "The other keys of the section are that scheduler's own options:", ""]
+    lines += [
+        "## `scheduler`",
+        "",
+        "`scheduler.name` picks the scheduler: a built-in name below, `package.module:ClassName`, or a",
+        "name registered under the entry-point group `light_league.schedulers` (see docs/plugins.md).",
+        "The other keys of the section are that scheduler's own options:",
+        "",
+    ]
     for sname, cls in SCHEDULERS.items():
         body = render_section(cls.Config, "scheduler")
         body[0] = f"### `scheduler.name: {sname}`"

@@ -24,7 +24,12 @@ def ray_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                 object_store_memory=200 * 1024 * 1024)
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            object_store_memory=200 * 1024 * 1024,
+        )
     yield
     ray.shutdown()

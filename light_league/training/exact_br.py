@@ -20,8 +20,19 @@ from light_league.rollout.policies import policy_from_entry
 class ExactBRRunner:
     oracle = True
 
-    def __init__(self, learner_id: str, env_name: str, env_options: dict[str, Any], kind: str, config: Any, *,
-                 seed: int, policy_server: Any, episode_server: Any, torch_threads: int = 1) -> None:
+    def __init__(
+        self,
+        learner_id: str,
+        env_name: str,
+        env_options: dict[str, Any],
+        kind: str,
+        config: Any,
+        *,
+        seed: int,
+        policy_server: Any,
+        episode_server: Any,
+        torch_threads: int = 1,
+    ) -> None:
         from light_league.evaluation.exploitability import infostate_table
 
         self.learner_id = learner_id
@@ -37,8 +48,9 @@ class ExactBRRunner:
         self._publish()
 
     def _publish(self) -> None:
-        self.version = self._policy_server.publish(self.learner_id, "tabular", self.policy.policy_meta(),
-                                                   self.policy.get_weights())
+        self.version = self._policy_server.publish(
+            self.learner_id, "tabular", self.policy.policy_meta(), self.policy.get_weights()
+        )
 
     def solve(self, opponents: dict[str, float]) -> dict[str, float]:
         """Best responses of both seats to the mixture ``opponents`` (id -> probability)."""
@@ -72,8 +84,10 @@ class ExactBRRunner:
     def state_dict(self) -> dict[str, Any]:
         import torch
 
-        return {"weights": {k: torch.from_numpy(v) for k, v in self.policy.get_weights().items()},
-                "version": self.version}
+        return {
+            "weights": {k: torch.from_numpy(v) for k, v in self.policy.get_weights().items()},
+            "version": self.version,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> int:
         weights = {k: v.numpy() for k, v in state["weights"].items()}

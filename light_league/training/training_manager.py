@@ -45,8 +45,10 @@ class TrainingManager:
     def _run_oracles(self, tasks: list[TrainingTask]) -> TrainingOutcome:
         out = TrainingOutcome()
         start = time.perf_counter()
-        futures = {t.learner_id: self.executor.submit(self.learners[t.learner_id], "solve", t.opponents)
-                   for t in tasks}
+        futures = {
+            t.learner_id: self.executor.submit(self.learners[t.learner_id], "solve", t.opponents)
+            for t in tasks
+        }
         for lid, fut in futures.items():
             metrics = dict(fut.result())
             self.versions[lid] = int(metrics.pop("version"))

@@ -26,14 +26,26 @@ def test_local_run_through_the_real_cli_writes_the_run_directory(tmp_path: Path)
     run_dir = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *QUICK],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     gens = generations(run_dir)
     assert [g["generation"] for g in gens] == [0, 1]
     for g in gens:
-        assert set(g) >= {"generation", "wall_s", "env_steps", "population", "nash", "nash_entropy", "elo",
-                          "diversity", "tasks"}
+        assert set(g) >= {
+            "generation",
+            "wall_s",
+            "env_steps",
+            "population",
+            "nash",
+            "nash_entropy",
+            "elo",
+            "diversity",
+            "tasks",
+        }
         assert abs(sum(g["nash"].values()) - 1.0) < 1e-6
         assert {t["weighting"] for t in g["tasks"]}  # every task records its weighting
     resolved = yaml.safe_load((run_dir / "config.yaml").read_text())
@@ -53,8 +65,20 @@ def test_local_runs_are_deterministic_under_a_seed(tmp_path: Path) -> None:
 
 
 def test_fresh_run_dir_is_timestamped_under_runs_root(tmp_path: Path) -> None:
-    assert main(["--config", RPS, f"experiment.runs_root={tmp_path}", *QUICK[:1], "stop.max_generations=1",
-                 "scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8"]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                RPS,
+                f"experiment.runs_root={tmp_path}",
+                *QUICK[:1],
+                "stop.max_generations=1",
+                "scheduler.steps_per_generation=256",
+                "evaluation.episodes_per_pair=8",
+            ]
+        )
+        == 0
+    )
     made = list(tmp_path.iterdir())
     assert len(made) == 1 and made[0].name.startswith("rps_tiny-")
     assert (made[0] / "config.yaml").exists()
@@ -64,8 +88,17 @@ def test_plugin_scheduler_runs_through_main(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))
     run_dir = tmp_path / "plugin"
-    code = main(["--config", RPS, "--run-dir", str(run_dir), "scheduler={name: 'examples.my_scheduler:HardestFirstScheduler'}",
-                 "stop.max_generations=2", "evaluation.episodes_per_pair=16"])
+    code = main(
+        [
+            "--config",
+            RPS,
+            "--run-dir",
+            str(run_dir),
+            "scheduler={name: 'examples.my_scheduler:HardestFirstScheduler'}",
+            "stop.max_generations=2",
+            "evaluation.episodes_per_pair=16",
+        ]
+    )
     assert code == 0
     gens = generations(run_dir)
     assert len(gens) == 2 and len(gens[-1]["population"]) >= 2
@@ -85,8 +118,20 @@ def test_rps_league_nash_mixture_plays_the_known_equilibrium(tmp_path: Path) -> 
     from light_league.algorithms.mappo.serialization import load_policy
 
     run_dir = tmp_path / "rps"
-    assert main(["--config", RPS, "--run-dir", str(run_dir), "scheduler={name: psro}",
-                 "stop.max_generations=6", "evaluation.episodes_per_pair=400"]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                RPS,
+                "--run-dir",
+                str(run_dir),
+                "scheduler={name: psro}",
+                "stop.max_generations=6",
+                "evaluation.episodes_per_pair=400",
+            ]
+        )
+        == 0
+    )
     last = generations(run_dir)[-1]
     obs = np.zeros((1, 1), dtype=np.float32)
     mix = np.zeros(3)
@@ -94,7 +139,9 @@ def test_rps_league_nash_mixture_plays_the_known_equilibrium(tmp_path: Path) -> 
         if weight > 0:
             pol = load_policy(run_dir / "policies" / pid)
             obs = np.zeros((1, _obs_dim(run_dir)), dtype=np.float32)
-            mix += weight * np.exp(pol.log_probs(obs, np.ones((1, 3), dtype=bool), np.zeros(1, dtype=np.int64))[0])
+            mix += weight * np.exp(
+                pol.log_probs(obs, np.ones((1, 3), dtype=bool), np.zeros(1, dtype=np.int64))[0]
+            )
     assert np.abs(mix - 1 / 3).max() < 0.12, mix
 
 
@@ -107,8 +154,20 @@ def _obs_dim(run_dir: Path) -> int:
 @pytest.mark.ray
 def test_ray_backend_runs_the_same_experiment(tmp_path: Path, ray_session: None) -> None:
     run_dir = tmp_path / "ray"
-    assert main(["--config", RPS, "--run-dir", str(run_dir), "execution.backend=ray", "execution.num_workers=2",
-                 *QUICK]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                RPS,
+                "--run-dir",
+                str(run_dir),
+                "execution.backend=ray",
+                "execution.num_workers=2",
+                *QUICK,
+            ]
+        )
+        == 0
+    )
     gens = generations(run_dir)
     assert [g["generation"] for g in gens] == [0, 1]
     assert gens[-1]["env_steps"] > 0

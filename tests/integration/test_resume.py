@@ -18,8 +18,12 @@ from light_league.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
 #: long enough evaluation that a kill lands after the generation's first records are written
-ARGS = ["stop.max_generations=4", "scheduler.steps_per_generation=1024", "evaluation.episodes_per_pair=3000",
-        "logging.console=quiet"]
+ARGS = [
+    "stop.max_generations=4",
+    "scheduler.steps_per_generation=1024",
+    "evaluation.episodes_per_pair=3000",
+    "logging.console=quiet",
+]
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -35,8 +39,12 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def start(run_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *ARGS, *extra],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *ARGS, *extra],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def wait_for(predicate, proc: subprocess.Popen[bytes], timeout: float = 240.0) -> None:  # type: ignore[no-untyped-def]
@@ -55,8 +63,13 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> Non
     proc = start(run_dir)
     killed_in = 2
     # kill once generation 2 has written records but before it completes
-    wait_for(lambda: any(r.get("generation") == killed_in for r in read_jsonl(run_dir / "matches.jsonl")[-50:])
-             and len(read_jsonl(run_dir / "generations.jsonl")) == killed_in, proc)
+    wait_for(
+        lambda: (
+            any(r.get("generation") == killed_in for r in read_jsonl(run_dir / "matches.jsonl")[-50:])
+            and len(read_jsonl(run_dir / "generations.jsonl")) == killed_in
+        ),
+        proc,
+    )
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before_gens = (run_dir / "generations.jsonl").read_text().splitlines()
@@ -86,8 +99,9 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> Non
     assert kept and all(pool_after[a["agent_id"]] == a for a in kept), "completed members are unchanged"
 
 
-def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_process_on_the_same_run_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_dir = tmp_path / "run"
     proc = start(run_dir, "stop.max_generations=50")
     try:

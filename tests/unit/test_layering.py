@@ -32,13 +32,18 @@ def test_only_the_ray_executor_imports_ray() -> None:
 
 
 def test_envs_import_nothing_from_the_framework() -> None:
-    offenders = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "envs").rglob("*.py"))
-                 if any(m.split(".")[0] == "light_league" for m in imported_modules(p))]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / "envs").rglob("*.py"))
+        if any(m.split(".")[0] == "light_league" for m in imported_modules(p))
+    ]
     assert offenders == []
 
 
 def test_the_local_path_never_loads_ray() -> None:
-    code = ("import sys, light_league.runner, light_league.build, light_league.cli, envs; "
-            "print('ray' in sys.modules)")
+    code = (
+        "import sys, light_league.runner, light_league.build, light_league.cli, envs; "
+        "print('ray' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
