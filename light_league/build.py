@@ -64,6 +64,7 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"evaluation.baselines: unknown baseline {name!r} for env {config.env.name!r}"
                 f"{did_you_mean(name, valid)} (valid: {listed})"
             )
+    _learner_class(config)  # resolves the learner kind and validates its options
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(
             f"learner.kind: exact_br needs kuhn_poker or leduc_poker with open_spiel installed, "
@@ -73,13 +74,20 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
 
 
 def _learner_class(config: ExperimentConfig) -> tuple[type, Any]:
-    if config.learner.kind == "exact_br":
+    """The learner component class and the config section it is built with."""
+    kind = config.learner.kind
+    if kind == "exact_br":
         from light_league.training.exact_br import ExactBRRunner
 
         return ExactBRRunner, None
+    from light_league.algorithms.registry import learner_class
+    from light_league.plugins import validate_options
     from light_league.training.learner_runner import LearnerRunner
 
-    return LearnerRunner, config.learner.mappo
+    cls = learner_class(kind)
+    if kind == "mappo":
+        return LearnerRunner, config.learner.mappo
+    return LearnerRunner, validate_options(cls.Config, config.learner.options, path="learner.options")
 
 
 def build_runner(
@@ -172,7 +180,13 @@ def _assemble(
         )
         for i in range(ex.num_workers)
     ]
-    rollout = RolloutManager(executor, workers, max_restarts=ex.max_worker_restarts)
+    rollout = RolloutManager(
+        executor,
+        workers,
+        max_restarts=ex.max_worker_restarts,
+        placement_log=run_dir.root / "placement.jsonl" if ex.backend == "ray" else None,
+        pinned=[policy_server, episode_server, *learners.values()],
+    )
     training = TrainingManager(executor, rollout, learners, steps_per_call=ex.steps_per_call)
     ev = config.evaluation
     evaluation = EvaluationManager(

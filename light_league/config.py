@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from light_league.algorithms.mappo.config import MAPPOConfig
-from light_league.config_base import Section
-from light_league.errors import ConfigError, did_you_mean
+from light_league.config_base import Section, validate_section
+from light_league.errors import ConfigError
 from light_league.tracking.config import LoggingConfig
 
 
@@ -74,10 +74,14 @@ class ExecutionSection(Section):
 class LearnerSection(Section):
     """The learner every league role trains with."""
 
-    kind: Literal["mappo", "exact_br"] = "mappo"
-    """``mappo``: the RL learner; ``exact_br``: exact best responses (OpenSpiel games only)."""
+    kind: str = Field("mappo", min_length=1)
+    """``mappo`` (the RL learner), ``exact_br`` (exact best responses; Kuhn and Leduc poker), a plugin
+    as ``package.module:ClassName``, or a name registered under the entry-point group
+    ``light_league.learners``."""
     mappo: MAPPOConfig = Field(default_factory=MAPPOConfig)
     """MAPPO hyper-parameters (see docs/mappo.md)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Options of a plugin learner, validated by its ``Config`` section."""
 
 
 class EvaluationSection(Section):
@@ -156,39 +160,6 @@ class ExperimentConfig(Section):
 
 
 # ---------------------------------------------------------------------------- loading
-
-
-def _format_error(err: dict[str, Any], model: type[Section], source: str) -> str:
-    loc = [str(p) for p in err["loc"]]
-    path = ".".join(loc)
-    prefix = f"{source}: " if source else ""
-    if err["type"] == "extra_forbidden":
-        parent: Any = model
-        for part in loc[:-1]:
-            field = getattr(parent, "model_fields", {}).get(part)
-            ann = getattr(field, "annotation", None)
-            parent = ann if isinstance(ann, type) and issubclass(ann, Section) else None
-            if parent is None:
-                break
-        choices = list(getattr(parent, "model_fields", {})) if parent is not None else []
-        hint = did_you_mean(loc[-1], choices)
-        if not hint and choices:
-            hint = f"; valid keys: {', '.join(choices)}"
-        return f"{prefix}{path}: unknown key{hint}"
-    value = err.get("input")
-    shown = repr(value) if not isinstance(value, dict) else "{...}"
-    return f"{prefix}{path}: {shown} is invalid: {err['msg'].rstrip('.')}"
-
-
-def validate_section(model: type[Section], raw: dict[str, Any], *, source: str = "", path: str = "") -> Any:
-    """Validate ``raw`` into ``model``; the first problem becomes a one-line :class:`ConfigError`."""
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        err: dict[str, Any] = dict(exc.errors()[0])
-        if path:
-            err["loc"] = (*path.split("."), *tuple(err["loc"]))
-        raise ConfigError(_format_error(err, model, source)) from None
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -11,10 +11,11 @@ opponents in ``envs/`` satisfy it without importing the framework.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
 
 
@@ -42,7 +43,14 @@ class TrainablePolicy(Policy, Protocol):
 
 
 class Learner(ABC):
-    """Trains one policy from :class:`SampleBatch` es. Plain class; the executor decides where it runs."""
+    """Trains one policy from :class:`SampleBatch` es. Plain class; the executor decides where it runs.
+
+    A learner is built as ``cls(spec, config, *, seed)`` where ``config`` is an instance of its
+    ``Config`` section. Plugin learners (``learner.kind: package.module:ClassName`` or the
+    entry-point group ``light_league.learners``) take their options from ``learner.options``.
+    """
+
+    Config: ClassVar[type[Section]] = Section
 
     @property
     @abstractmethod

@@ -8,24 +8,34 @@ policy from ``(weights, meta)``. Add a kind by adding one entry to each table.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from envs.base import EnvSpec
 from light_league.algorithms.base import Learner, Policy
-from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.algorithms.mappo.learner import MAPPOLearner
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.errors import ConfigError, unknown_name
+from light_league.plugins import PluginKind, resolve
 
 PolicyLoader = Callable[[dict[str, np.ndarray], dict[str, Any]], Policy]
 
-LEARNERS: dict[str, tuple[type[Section], type[Learner]]] = {
-    "mappo": (MAPPOConfig, MAPPOLearner),
-}
+#: built-in RL learners by ``learner.kind`` (the exact best-response oracle ``exact_br`` is wired
+#: separately by the runner: it needs no rollouts)
+LEARNERS: dict[str, type[Learner]] = {"mappo": MAPPOLearner}
+
+LEARNER_PLUGINS = PluginKind(
+    label="learner",
+    builtins=LEARNERS,
+    group="light_league.learners",
+    base=Learner,
+    base_path="light_league.algorithms.base.Learner",
+    implement="policy, update, get_weights, set_weights, policy_meta, state_dict, load_state_dict",
+    also=("exact_br",),
+)
 
 POLICY_LOADERS: dict[str, PolicyLoader] = {
     "mappo": lambda weights, meta: MAPPOPolicy.from_meta(meta, weights),
@@ -33,19 +43,17 @@ POLICY_LOADERS: dict[str, PolicyLoader] = {
 }
 
 
-def learner_kind(kind: str) -> tuple[type[Section], type[Learner]]:
-    """``(config class, learner class)`` of ``kind``; an unknown kind lists the valid ones."""
-    if kind not in LEARNERS:
-        raise unknown_name("learner", kind, LEARNERS)
-    return LEARNERS[kind]
+def learner_class(kind: str) -> type[Learner]:
+    """The learner class of ``kind``: built-in, ``module:Class`` or entry point."""
+    return cast(type[Learner], resolve(LEARNER_PLUGINS, kind))
 
 
 def make_learner(kind: str, spec: EnvSpec, config: Section, *, seed: int) -> Learner:
     """Build a learner of ``kind`` (its constructor is ``(spec, config, *, seed)``)."""
-    config_cls, learner_cls = learner_kind(kind)
-    if not isinstance(config, config_cls):
-        raise ConfigError(f"learner {kind!r} needs a {config_cls.__name__}, got {type(config).__name__}")
-    return learner_cls(spec, config, seed=seed)  # type: ignore[call-arg]
+    cls = learner_class(kind)
+    if not isinstance(config, cls.Config):
+        raise ConfigError(f"learner {kind!r} needs a {cls.Config.__name__}, got {type(config).__name__}")
+    return cls(spec, config, seed=seed)  # type: ignore[call-arg]
 
 
 def build_policy(weights: dict[str, np.ndarray], meta: dict[str, Any]) -> Policy:

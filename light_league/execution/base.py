@@ -16,7 +16,13 @@ from typing import Any
 
 
 class WorkerDied(RuntimeError):
-    """A component's process died (Ray actor lost); the executor may ``restart`` it."""
+    """The called component's process died (Ray actor lost); the executor may ``restart`` it."""
+
+
+class ComponentLost(RuntimeError):
+    """A call failed because a component the *callee* depends on died (e.g. a rollout worker
+    whose PolicyServer is gone). Replacing the callee cannot help: the run stops and is resumed
+    from its last checkpoint."""
 
 
 @dataclass
@@ -45,7 +51,13 @@ class Executor(ABC):
     def create(
         self, cls: type, *args: Any, name: str, restartable: bool = False, cpus: float = 0.0, **kwargs: Any
     ) -> Handle:
-        """Instantiate ``cls(*args, **kwargs)`` where this backend runs components."""
+        """Instantiate ``cls(*args, **kwargs)`` where this backend runs components.
+
+        ``restartable`` marks a stateless component (a rollout worker): a backend with several
+        machines may place it on any of them and replace it when it dies. Every other component
+        holds run state (servers, learners) and stays on the driver's machine, so losing another
+        machine loses only restartable components.
+        """
 
     @abstractmethod
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future: ...
@@ -63,6 +75,15 @@ class Executor(ABC):
     @abstractmethod
     def restart(self, handle: Handle) -> Handle:
         """Replace a dead component by a fresh instance built with the same arguments."""
+
+    def placement(self, handles: Sequence[Handle]) -> dict[str, str]:
+        """The node each component runs on, by component name (waits until they are up)."""
+        return {h.name: self.node_id for h in handles}
+
+    @property
+    def node_id(self) -> str:
+        """The node of the driver (the process that calls ``create``)."""
+        return "local"
 
     def kill(self, handle: Handle) -> None:  # noqa: B027 - optional (fault-injection tests)
         """Kill a component's process (Ray only)."""

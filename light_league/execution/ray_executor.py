@@ -1,24 +1,70 @@
 """Ray backend: every component is a Ray actor. The only module of the package that imports ``ray``.
 
 ``ray.init()`` starts a local instance when no address is configured; ``address: auto`` (or
-``host:port``) joins a running cluster. Rollout workers are created with ``max_restarts=0`` and
-replaced by the rollout manager when they die, so it can redo their work and the new actor
-starts clean (Ray's own restart would also rerun the constructor and lose the actor's state).
+``host:port``) joins a running cluster (see docs/cluster.md).
+
+Placement: stateful components (PolicyServer, EpisodeServer, learners) are pinned to the
+driver's node, so losing any other node loses only rollout workers; rollout workers (created
+``restartable``) are spread over the nodes. Rollout workers are created with ``max_restarts=0``
+and replaced by the rollout manager when they die, so it can redo their work and the new actor
+starts clean on a node that is still alive.
+
+Failures: a call on an actor that died raises :class:`WorkerDied`; a call that failed because
+the actor it reached lost *another* component (a worker whose PolicyServer died) raises
+:class:`ComponentLost`, which no replacement can fix.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import ray
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+from ray.exceptions import (
+    ActorDiedError,
+    ActorUnavailableError,
+    AuthenticationError,
+    GetTimeoutError,
+    RayActorError,
+    RayTaskError,
+)
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from light_league.execution.base import Executor, Future, Handle, WorkerDied
+from light_league.errors import LeagueError
+from light_league.execution.base import ComponentLost, Executor, Future, Handle, WorkerDied
 
 _DEAD = (RayActorError, ActorDiedError, ActorUnavailableError)
+
+#: seconds a replacement actor may take to be placed and constructed before the run fails
+REPLACEMENT_TIMEOUT_S = 300.0
+
+
+class ClusterUnavailable(LeagueError, ConnectionError):
+    """``execution.address`` names a Ray cluster that cannot be joined."""
+
+
+class PlacementTimeout(RuntimeError):
+    """No live node could host an actor (not enough free CPUs) within the time allowed."""
+
+
+def _raise_lost(name: str, exc: Exception) -> NoReturn:
+    """Turn Ray's failure of a call on ``name`` into WorkerDied / ComponentLost, or re-raise."""
+    if isinstance(exc, _DEAD):
+        raise WorkerDied(f"{name} died ({exc.__class__.__name__})") from exc
+    cause = getattr(exc, "cause", None)
+    if isinstance(exc, RayTaskError) and isinstance(cause, (WorkerDied, ComponentLost)):
+        raise ComponentLost(f"{name} failed because {cause}") from exc
+    raise exc
+
+
+def _get(ref: Any, name: str) -> Any:
+    try:
+        return ray.get(ref)
+    except (*_DEAD, RayTaskError) as exc:
+        _raise_lost(name, exc)
 
 
 class _RayFuture(Future):
@@ -27,10 +73,7 @@ class _RayFuture(Future):
         self.name = name
 
     def result(self) -> Any:
-        try:
-            return ray.get(self.ref)
-        except _DEAD as exc:
-            raise WorkerDied(f"{self.name} died: {exc.__class__.__name__}") from exc
+        return _get(self.ref, self.name)
 
 
 class RayClient:
@@ -46,12 +89,13 @@ class RayClient:
         remote = getattr(self._actor, method)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return ray.get(remote.remote(*args, **kwargs))
-            except _DEAD as exc:
-                raise WorkerDied(f"{self._name} died: {exc.__class__.__name__}") from exc
+            return _get(remote.remote(*args, **kwargs), self._name)
 
         return call
+
+
+def _actor_node(actor_self: Any) -> str:
+    return str(ray.get_runtime_context().get_node_id())
 
 
 class RayExecutor(Executor):
@@ -61,43 +105,43 @@ class RayExecutor(Executor):
         self, *, address: str | None = None, num_cpus: int | None = None, object_store_mb: int = 256
     ) -> None:
         self._owns_ray = False
+        self._actors: list[Any] = []
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {
-                "include_dashboard": False,
-                "log_to_driver": False,
-                "configure_logging": False,
-            }
-            if address:
-                kwargs["address"] = address
-            else:
-                kwargs["num_cpus"] = num_cpus
-                kwargs["object_store_memory"] = object_store_mb * 1024 * 1024
-            ray.init(**kwargs)
+            _init_ray(address, num_cpus, object_store_mb)
             self._owns_ray = True
+        self._node_id = str(ray.get_runtime_context().get_node_id())
+
+    @property
+    def node_id(self) -> str:
+        return self._node_id
 
     def create(
         self, cls: type, *args: Any, name: str, restartable: bool = False, cpus: float = 0.0, **kwargs: Any
     ) -> Handle:
-        actor_cls: Any = ray.remote(cls).options(num_cpus=cpus, max_restarts=0, max_task_retries=0)
+        strategy: Any = (
+            "SPREAD" if restartable else NodeAffinitySchedulingStrategy(node_id=self._node_id, soft=False)
+        )
+        actor_cls: Any = ray.remote(cls).options(
+            num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy=strategy
+        )
         actor = actor_cls.remote(*args, **kwargs)
+        self._actors.append(actor)
         return Handle(name, actor, cls, args, kwargs, restartable, cpus)
 
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future:
         try:
             ref = getattr(handle.target, method).remote(*args, **kwargs)
         except _DEAD as exc:
-            raise WorkerDied(f"{handle.name} died: {exc.__class__.__name__}") from exc
+            _raise_lost(handle.name, exc)
         return _RayFuture(ref, handle.name)
 
     def client(self, handle: Handle) -> Any:
         return RayClient(handle.target, handle.name)
 
     def restart(self, handle: Handle) -> Handle:
-        try:
-            ray.kill(handle.target, no_restart=True)
-        except Exception:
-            pass
-        return self.create(
+        """A fresh actor with the same arguments, on any live node; waits until it is up."""
+        self._forget(handle.target)
+        new = self.create(
             handle.cls,
             *handle.args,
             name=handle.name,
@@ -105,16 +149,58 @@ class RayExecutor(Executor):
             cpus=handle.cpus,
             **handle.kwargs,
         )
+        ready, _ = ray.wait([new.target.__ray_ready__.remote()], timeout=REPLACEMENT_TIMEOUT_S)
+        if not ready:
+            raise PlacementTimeout(
+                f"no live node could host a replacement for {handle.name} within "
+                f"{REPLACEMENT_TIMEOUT_S:.0f} s (it needs {handle.cpus} CPUs): add a node or lower "
+                f"execution.worker_cpus"
+            )
+        _get(ready[0], handle.name)
+        return new
+
+    def placement(self, handles: Sequence[Handle]) -> dict[str, str]:
+        refs = [h.target.__ray_call__.remote(_actor_node) for h in handles]
+        try:
+            nodes = ray.get(refs, timeout=REPLACEMENT_TIMEOUT_S)
+        except GetTimeoutError as exc:
+            raise PlacementTimeout(
+                f"components {[h.name for h in handles]} not up within {REPLACEMENT_TIMEOUT_S:.0f} s: "
+                f"the cluster lacks free CPUs; add a node or lower execution.worker_cpus"
+            ) from exc
+        except (*_DEAD, RayTaskError) as exc:
+            _raise_lost("a component", exc)
+        return {h.name: str(n) for h, n in zip(handles, nodes)}
 
     def kill(self, handle: Handle) -> None:
-        ray.kill(handle.target, no_restart=True)
+        self._forget(handle.target)
 
-    def node_of(self, handle: Handle) -> str:
-        """Node id an actor runs on (for placement checks)."""
-        return str(
-            ray.get(handle.target.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
-        )
+    def _forget(self, actor: Any) -> None:
+        try:
+            ray.kill(actor, no_restart=True)
+        except Exception:  # already dead or gone: nothing to release
+            pass
+        self._actors = [a for a in self._actors if a is not actor]
 
     def shutdown(self) -> None:
+        """Kill this executor's actors (frees their CPUs on a shared instance); stop Ray if we started it."""
+        for actor in list(self._actors):
+            self._forget(actor)
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
+
+
+def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -> None:
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if not address:
+        ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
+        return
+    try:
+        ray.init(address=address, **kwargs)
+    except (ConnectionError, AuthenticationError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise ClusterUnavailable(
+            f"execution.address={address!r}: cannot join the Ray cluster ({first[:300]}); start it with "
+            f"`ray start --head`, check the address and RAY_AUTH_MODE / the auth token (docs/cluster.md), "
+            f"or drop execution.address to run on a local Ray instance"
+        ) from None

@@ -1,10 +1,23 @@
 """Nash equilibria of two-player zero-sum matrix games.
 
 The row player picks a mixture ``x`` over rows and receives ``x^T A y``; the column player picks
-``y`` and pays it. :func:`solve_zero_sum` finds the maximin pair by linear programming (scipy's
-HiGHS): maximise ``v`` subject to ``(A^T x)_j >= v`` for every column ``j``, ``sum(x) = 1``,
-``x >= 0``, with ``v`` left unbounded (scipy's default bound ``[0, inf)`` would silently clip
-negative game values). The column player's mixture is read from the LP's dual.
+``y`` and pays it. :func:`solve_zero_sum` finds the maximin pair by linear programming, in two
+steps:
+
+1. **Dense simplex** (the fast path). Shift the game so every entry is at least 1
+   (``S = A - min(A) + 1``: same equilibria, value shifted by the same constant). The column
+   player's problem becomes ``max 1^T w`` s.t. ``S w <= 1``, ``w >= 0``, whose all-slack basis is
+   feasible, so no phase 1 is needed; then ``y = w / sum(w)``, the shifted value is
+   ``1 / sum(w)``, and the row player's ``x`` is read from the same tableau's dual (the reduced
+   costs of the slacks). The pivots run on a compact (Tucker) tableau with steepest-edge pricing,
+   one rank-1 numpy update each. Population games are small and dense, where this beats a
+   general sparse LP solver several times over (``bench/nash_solver.py``).
+2. **Check, then fall back.** The answer is accepted only if it certifies itself: both mixtures
+   are in the simplex and ``min_j (x^T A)_j`` and ``max_i (A y)_i`` both equal ``v`` to within
+   ``1e-9`` of the payoff scale (which is the definition of an equilibrium). Otherwise (cycling
+   on a degenerate game, round-off) scipy's HiGHS solves ``max v`` s.t. ``(A^T x)_j >= v``,
+   ``sum(x) = 1``, ``x >= 0`` with ``v`` left unbounded (scipy's default bound ``[0, inf)``
+   would silently clip negative game values), reading ``y`` from the LP's dual.
 
 A league's **win-rate matrix** ``P`` (``P[i, j]`` = probability that ``i`` beats ``j``, draws
 counting half, so ``P + P^T = 1``) is a constant-sum game; its zero-sum form is ``P - 0.5``.
@@ -29,6 +42,15 @@ log = logging.getLogger(__name__)
 
 #: probabilities below this are treated as LP round-off, set to 0 and the rest renormalised
 MIN_PROBABILITY = 1e-9
+
+#: the dense simplex gives up (and HiGHS takes over) after this many pivots per row + column
+MAX_PIVOTS_PER_DIM = 20
+
+#: entries of the simplex tableau below this count as zero when choosing a pivot
+PIVOT_TOL = 1e-12
+
+#: an answer is an equilibrium if it guarantees its value to within this (times the payoff scale)
+EQUILIBRIUM_TOL = 1e-9
 
 #: regret-matching iterations used by the fallback when the caller does not say
 DEFAULT_RM_ITERATIONS = 10_000
@@ -78,6 +100,102 @@ def _renormalise(p: np.ndarray) -> np.ndarray:
     if total <= 0.0:
         return np.full(p.shape, 1.0 / p.size)
     return np.asarray(q / total, dtype=np.float64)
+
+
+def _simplex_tableau(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Row maximin ``(x, y, v)`` of ``a`` by the dense simplex; None if it does not finish.
+
+    Tableau ``t`` (Tucker form, shape ``(m + 1, n + 1)``): rows are the basic variables, columns
+    the non-basic ones, the last column the right-hand side, the last row the objective
+    ``max sum(w)``. Labels ``0..n-1`` are the column player's ``w_j``, ``n..n+m-1`` the slacks of
+    the row constraints ``(S w)_i <= 1``.
+    """
+    m, n = a.shape
+    shift = 1.0 - float(a.min())
+    t = np.empty((m + 1, n + 1))
+    t[:m, :n] = a + shift
+    t[:m, n] = 1.0
+    t[m, :n] = -1.0
+    t[m, n] = 0.0
+    basic, nonbasic = np.arange(n, n + m), np.arange(n)
+    edge_sq = 1.0 + np.einsum("ij,ij->j", t[:m, :n], t[:m, :n])
+    for _ in range(MAX_PIVOTS_PER_DIM * (m + n)):
+        c = int(np.argmin(t[m, :n] / np.sqrt(edge_sq)))
+        if t[m, c] >= -PIVOT_TOL:
+            return _read_tableau(t, basic, nonbasic, shift)
+        r = _leaving_row(t, c)
+        if r is None:
+            return None
+        edge_sq = _pivot(t, r, c, edge_sq)
+        basic[r], nonbasic[c] = nonbasic[c], basic[r]
+    return None
+
+
+def _leaving_row(t: np.ndarray, c: int) -> int | None:
+    """Ratio test on column ``c``: the row whose right-hand side runs out first (None: unbounded)."""
+    m = t.shape[0] - 1
+    col = t[:m, c]
+    positive = col > PIVOT_TOL
+    if not positive.any():
+        return None
+    ratios = np.full(m, np.inf)
+    np.divide(t[:m, -1], col, out=ratios, where=positive)
+    return int(np.argmin(ratios))
+
+
+def _pivot(t: np.ndarray, r: int, c: int, edge_sq: np.ndarray) -> np.ndarray:
+    """Exchange basic row ``r`` with non-basic column ``c`` in place; returns the updated edge norms.
+
+    ``edge_sq[j] = 1 + sum_i t[i, j]^2`` over the constraint rows (the squared length of the
+    simplex edge along column ``j``) is updated exactly from one matrix-vector product instead of
+    being recomputed.
+    """
+    m = t.shape[0] - 1
+    p = t[r, c]
+    row = t[r] / p
+    col = t[:, c].copy()
+    cross = col[:m] @ t[:m, :-1] - p * t[r, :-1]  # sum over i != r of col_i * t[i, j]
+    col_sq = float(col[:m] @ col[:m]) - p * p
+    rj = row[:-1]
+    edge_sq = edge_sq - p * p * rj * rj - 2.0 * rj * cross + rj * rj * col_sq + rj * rj
+    t -= np.outer(col, row)
+    t[r] = row
+    t[:, c] = -col / p
+    t[r, c] = 1.0 / p
+    edge_sq[c] = 1.0 + (col_sq + 1.0) / (p * p)
+    return np.maximum(edge_sq, 1.0)
+
+
+def _read_tableau(
+    t: np.ndarray, basic: np.ndarray, nonbasic: np.ndarray, shift: float
+) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """``(x, y, v)`` from an optimal tableau: ``w`` from the basic rows, ``x`` from the slacks' duals."""
+    m, n = t.shape[0] - 1, t.shape[1] - 1
+    total = float(t[m, n])
+    if total <= 0.0:
+        return None
+    w, u = np.zeros(n), np.zeros(m)
+    is_w = basic < n
+    w[basic[is_w]] = t[:m, n][is_w]
+    is_slack = nonbasic >= n
+    u[nonbasic[is_slack] - n] = t[m, :n][is_slack]
+    return u / total, w / total, 1.0 / total - shift
+
+
+def _is_equilibrium(a: np.ndarray, x: np.ndarray, y: np.ndarray, value: float) -> bool:
+    """Both mixtures in the simplex and each guaranteeing ``value`` against every pure reply."""
+    tol = EQUILIBRIUM_TOL * max(1.0, float(np.abs(a).max()))
+    in_simplex = all(p.min() >= -tol and abs(p.sum() - 1.0) <= tol for p in (x, y))
+    return in_simplex and float((x @ a).min()) >= value - tol and float((a @ y).max()) <= value + tol
+
+
+def _maximin(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Row maximin of ``a``: the dense simplex if its answer checks out, else HiGHS."""
+    solved = _simplex_tableau(a)
+    if solved is not None and _is_equilibrium(a, *solved):
+        x, y, value = solved
+        return _renormalise(x), _renormalise(y), value
+    return _maximin_lp(a)
 
 
 def _maximin_lp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -141,7 +259,7 @@ def solve_zero_sum(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     finite matrix; :func:`compute_nash_distribution` falls back to regret matching instead).
     """
     a = _as_game(payoff, square=False)
-    solved = _maximin_lp(a)
+    solved = _maximin(a)
     if solved is None:
         raise RuntimeError(f"the Nash LP failed on a {a.shape} payoff; try regret_matching(payoff)")
     return solved
@@ -161,7 +279,7 @@ def compute_nash_distribution(
         raise unknown_name("Nash method", method, NASH_METHODS)
     a = _as_game(payoff, square=True)
     if method == "lp":
-        solved = _maximin_lp(a)
+        solved = _maximin(a)
         if solved is not None:
             return solved[0]
         log.warning("LP solver failed; falling back to regret matching (%d iterations)", n_iterations)

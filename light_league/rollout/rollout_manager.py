@@ -3,18 +3,26 @@
 Every call is one round trip per worker carrying ``steps_per_call × envs_per_worker`` env steps
 per learner. When a worker dies mid-call (Ray actor lost), it is replaced by a fresh one built
 with the same arguments and its share of the work is redone; after ``max_restarts`` replacements
-the run fails with a clear error.
+the run fails with a clear error. A worker whose *dependency* died (the PolicyServer or the
+EpisodeServer) raises ``ComponentLost`` instead, which is not retried: the run stops and is
+resumed from its last checkpoint.
+
+With ``placement_log`` set, the node of every worker (and of the ``pinned`` components) is
+appended to that JSON-lines file when the manager starts and whenever a worker is replaced.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from light_league.execution.base import Executor, Handle, WorkerDied
 from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
 from light_league.rollout.rollout_worker import RolloutReport, RolloutRequest
+from light_league.utils.atomic import JsonlLog
 
 log = logging.getLogger(__name__)
 
@@ -24,13 +32,32 @@ class WorkersExhausted(RuntimeError):
 
 
 class RolloutManager:
-    def __init__(self, executor: Executor, workers: list[Handle], *, max_restarts: int) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        workers: list[Handle],
+        *,
+        max_restarts: int,
+        placement_log: Path | None = None,
+        pinned: Sequence[Handle] = (),
+    ) -> None:
         if not workers:
             raise ValueError("RolloutManager needs at least one worker")
         self.executor = executor
         self.workers = workers
         self.max_restarts = max_restarts
         self.restarts = 0
+        self._placement = JsonlLog(placement_log) if placement_log is not None else None
+        self._record_placement([*pinned, *workers], "start")
+
+    def _record_placement(self, handles: Sequence[Handle], event: str) -> None:
+        if self._placement is None:
+            return
+        driver = self.executor.node_id
+        when = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        for name, node in self.executor.placement(handles).items():
+            record = {"time": when, "event": event, "component": name, "node": node, "driver_node": driver}
+            self._placement.append(record)
 
     @property
     def num_workers(self) -> int:
@@ -50,15 +77,21 @@ class RolloutManager:
         return results
 
     def _replace(self, i: int, exc: WorkerDied, call: tuple[str, tuple[Any, ...]]) -> Any:
-        self.restarts += 1
-        if self.restarts > self.max_restarts:
-            raise WorkersExhausted(
-                f"rollout workers died {self.restarts} times (execution.max_worker_restarts="
-                f"{self.max_restarts}); last: {exc}"
-            ) from exc
-        log.warning("rollout worker %d died (%s); replacing it and redoing its work", i, exc)
-        self.workers[i] = self.executor.restart(self.workers[i])
-        return self.executor.submit(self.workers[i], call[0], *call[1])
+        """Replace worker ``i`` (again, if the replacement dies too) and resubmit its call."""
+        while True:
+            self.restarts += 1
+            if self.restarts > self.max_restarts:
+                raise WorkersExhausted(
+                    f"rollout workers died {self.restarts} times (execution.max_worker_restarts="
+                    f"{self.max_restarts}); last: {exc}"
+                ) from exc
+            log.warning("rollout worker %d died (%s); replacing it and redoing its work", i, exc)
+            try:
+                self.workers[i] = self.executor.restart(self.workers[i])
+                self._record_placement([self.workers[i]], "replaced")
+                return self.executor.submit(self.workers[i], call[0], *call[1])
+            except WorkerDied as again:
+                exc = again
 
     def collect(self, requests: list[RolloutRequest]) -> list[RolloutReport]:
         """Every worker plays every request once; reports are merged per learner."""

@@ -171,3 +171,18 @@ def test_ray_backend_runs_the_same_experiment(tmp_path: Path, ray_session: None)
     gens = generations(run_dir)
     assert [g["generation"] for g in gens] == [0, 1]
     assert gens[-1]["env_steps"] > 0
+
+
+def test_plugin_learner_runs_through_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.syspath_prepend(str(ROOT))
+    run_dir = tmp_path / "learner_plugin"
+    assert main(["--config", RPS, "--run-dir", str(run_dir), "learner.kind=examples.my_learner:AnnealedEntropyLearner",
+                 "learner.options={entropy_decay: 0.5, hidden_size: 16}", *QUICK]) == 0
+    assert len(generations(run_dir)) == 2
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir / "tensorboard"))
+    acc.Reload()
+    coefs = [e.value for e in acc.Scalars("train/main_agent_0/entropy_coef")]
+    assert coefs[-1] < 0.01  # the plugin's own schedule ran

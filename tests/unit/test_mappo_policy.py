@@ -13,7 +13,7 @@ import torch
 from envs.base import EnvSpec
 from light_league.algorithms.base import TrainablePolicy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy
-from light_league.algorithms.registry import build_policy, learner_kind, make_learner
+from light_league.algorithms.registry import build_policy, learner_class, make_learner
 from light_league.data_buffer.episode import SampleBatch
 from light_league.errors import ConfigError
 
@@ -214,10 +214,10 @@ def test_policy_meta_rebuilds_the_policy_through_the_registry() -> None:
 
 
 def test_registry_names_the_valid_kinds() -> None:
-    assert learner_kind("mappo") == (MAPPOConfig, MAPPOLearner)
+    assert learner_class("mappo") is MAPPOLearner and MAPPOLearner.Config is MAPPOConfig
     assert isinstance(make_learner("mappo", SPEC, MAPPOConfig(), seed=0), MAPPOLearner)
     with pytest.raises(ConfigError, match="unknown learner 'mapo'; did you mean mappo"):
-        learner_kind("mapo")
+        learner_class("mapo")
 
 
 def test_config_refuses_out_of_range_and_unknown_fields() -> None:

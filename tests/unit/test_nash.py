@@ -131,6 +131,7 @@ def test_lp_failure_falls_back_to_regret_matching(
     class Failed:
         status, message, x = 4, "numerical difficulties", None
 
+    monkeypatch.setattr(nash, "_simplex_tableau", lambda a: None)
     monkeypatch.setattr(nash, "linprog", lambda *args, **kwargs: Failed())
     with caplog.at_level(logging.WARNING, logger=nash.__name__):
         x = compute_nash_distribution(BIASED_RPS, n_iterations=3000)
@@ -138,6 +139,39 @@ def test_lp_failure_falls_back_to_regret_matching(
     assert "falling back to regret matching" in caplog.text
     with pytest.raises(RuntimeError, match="regret_matching"):
         solve_zero_sum(BIASED_RPS)
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "seed"), [(1, 1, 0), (1, 6, 1), (6, 1, 2), (4, 9, 3), (40, 40, 4), (150, 120, 5)]
+)
+def test_dense_simplex_matches_highs(m: int, n: int, seed: int) -> None:
+    a = np.random.default_rng(seed).uniform(-3.0, 2.0, (m, n))
+    solved = nash._simplex_tableau(a)
+    assert solved is not None
+    x, y, value = solved
+    _, _, reference = nash._maximin_lp(a)
+    assert value == pytest.approx(reference, abs=1e-9)
+    assert worst_case(x, a) == pytest.approx(reference, abs=1e-9)
+    assert float(np.max(a @ y)) == pytest.approx(reference, abs=1e-9)
+
+
+def test_dense_simplex_on_degenerate_integer_games() -> None:
+    """Small-integer payoffs tie in the ratio test; the answer must still be an equilibrium."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        m, n = (int(k) for k in rng.integers(1, 12, 2))
+        a = rng.integers(-2, 3, (m, n)).astype(float)
+        solved = nash._simplex_tableau(a)
+        assert solved is not None and nash._is_equilibrium(a, *solved)
+        assert solved[2] == pytest.approx(column_player_value(a), abs=1e-9)
+
+
+def test_unchecked_simplex_answer_falls_back_to_highs(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = (np.array([1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), 0.0)  # pure rock: not a Nash
+    monkeypatch.setattr(nash, "_simplex_tableau", lambda a: wrong)
+    x, y, value = solve_zero_sum(BIASED_RPS)
+    np.testing.assert_allclose(x, [0.25, 0.5, 0.25], atol=1e-9)
+    assert value == pytest.approx(0.0, abs=1e-9)
 
 
 @pytest.mark.parametrize(

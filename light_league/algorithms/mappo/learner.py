@@ -19,7 +19,7 @@ Deterministic under ``seed``: the seed fixes the initial weights and the shuffli
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -35,6 +35,7 @@ from light_league.algorithms.mappo.loss import (
     ppo_diagnostics,
 )
 from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
 
 #: version of the ``state_dict`` layout
@@ -62,6 +63,7 @@ class MAPPOLearner(Learner):
     """MAPPO for one team-shared policy (see the module docstring for one update's phases)."""
 
     kind = "mappo"
+    Config: ClassVar[type[Section]] = MAPPOConfig
 
     def __init__(self, spec: EnvSpec, config: MAPPOConfig, *, seed: int) -> None:
         if config.torch_threads:

@@ -1,0 +1,115 @@
+"""Named plugins: built-in names, ``package.module:ClassName`` strings and entry points.
+
+Schedulers and learners are both chosen by name in the config. A name is
+
+* a built-in (a key of the component's table, e.g. ``SCHEDULERS``);
+* ``package.module:ClassName``, imported with :mod:`importlib` (never ``eval``);
+* a name an installed package registers under the component's entry-point group
+  (``light_league.schedulers``, ``light_league.learners``).
+
+Built-ins win over entry points of the same name. Every failure is a one-line
+:class:`~light_league.errors.ConfigError` that names the value and the valid choices.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from light_league.config_base import Section, validate_section
+from light_league.errors import ConfigError, did_you_mean
+
+
+@dataclass(frozen=True)
+class PluginKind:
+    """What a kind of plugin is: its name in messages, built-ins, entry-point group and base class."""
+
+    label: str  #: e.g. "scheduler"
+    builtins: Mapping[str, type]
+    group: str  #: entry-point group
+    base: type
+    base_path: str  #: how users import the base class, for messages
+    implement: str  #: what a subclass must implement, for messages
+    #: further valid names handled outside the table (listed in messages only)
+    also: tuple[str, ...] = ()
+
+
+def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
+
+
+def resolve(kind: PluginKind, name: str) -> type:
+    """The class ``name`` refers to, checked against ``kind``."""
+    if name in kind.builtins:
+        return kind.builtins[name]
+    if ":" in name:
+        return _check(kind, _import(kind, name), name)
+    plugins = entry_points(kind.group)
+    if name in plugins:
+        try:
+            loaded = plugins[name].load()
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(
+                f"{kind.label} {name!r} (entry point {plugins[name].value!r}) cannot be loaded: {exc}; "
+                "reinstall the package that provides it"
+            ) from exc
+        return _check(kind, loaded, name)
+    valid = sorted({*kind.builtins, *kind.also, *plugins})
+    raise ConfigError(
+        f"unknown {kind.label} {name!r}{did_you_mean(name, valid)} (valid: {', '.join(valid)}, "
+        "or a plugin as 'package.module:ClassName')"
+    )
+
+
+def validate_options(config_cls: type[Section], raw: Any, *, path: str) -> Section:
+    """``config_cls`` built from ``raw``; a bad option is a one-line ConfigError with its dotted path."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{path} options must be a mapping of option: value, got {type(raw).__name__}")
+    section: Section = validate_section(config_cls, dict(raw), path=path)
+    return section
+
+
+def _import(kind: PluginKind, name: str) -> object:
+    module_name, _, attribute = name.partition(":")
+    if not module_name or not attribute or ":" in attribute:
+        raise ConfigError(f"{kind.label} plugin {name!r} must look like 'package.module:ClassName'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"cannot import module {module_name!r} of {kind.label} {name!r}: {exc}; "
+            "install the plugin's package or add its folder to PYTHONPATH"
+        ) from exc
+    obj: object = module
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            found = sorted(
+                n for n, v in vars(module).items() if inspect.isclass(v) and issubclass(v, kind.base)
+            )
+            raise ConfigError(
+                f"module {module_name!r} has no {attribute!r}{did_you_mean(attribute, found)} "
+                f"({kind.label} classes there: {', '.join(found) or 'none'})"
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+def _check(kind: PluginKind, obj: object, name: str) -> type:
+    if not (inspect.isclass(obj) and issubclass(obj, kind.base)):
+        raise ConfigError(
+            f"{kind.label} {name!r} is {obj!r}, not a subclass of {kind.base_path}; "
+            f"subclass it and implement {kind.implement}"
+        )
+    if inspect.isabstract(obj):
+        missing = ", ".join(sorted(getattr(obj, "__abstractmethods__", ())))
+        raise ConfigError(f"{kind.label} {name!r} is abstract: implement {missing}")
+    config_cls = getattr(obj, "Config", None)
+    if not (inspect.isclass(config_cls) and issubclass(config_cls, Section)):
+        raise ConfigError(
+            f"{kind.label} {name!r} has Config {config_cls!r}; it must be a light_league.config_base.Section subclass"
+        )
+    return obj

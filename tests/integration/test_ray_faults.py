@@ -1,0 +1,168 @@
+"""Faults on real Ray actors: a rollout worker SIGKILLed mid-generation is replaced and its work
+redone; a lost learner or PolicyServer stops the run with one line that says how to resume, and
+the resumed run finishes; stateful components sit on the driver's node.
+
+Every test runs a tiny rock-paper-scissors league in this process on the session's Ray instance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from light_league.cli import main
+from light_league.config import load_config
+from light_league.execution.base import Handle
+from light_league.run_dir import RunDir
+from light_league.runner import Runner
+from light_league.tracking.report import load_payoff_snapshot
+
+pytestmark = pytest.mark.ray
+
+ROOT = Path(__file__).resolve().parents[2]
+RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
+EPISODES = 64
+SETTINGS = [
+    "execution.backend=ray",
+    "execution.num_workers=2",
+    "execution.worker_cpus=0.25",
+    "stop.max_generations=2",
+    "scheduler.steps_per_generation=1024",
+    f"evaluation.episodes_per_pair={EPISODES}",
+]
+
+
+def pid_of(handle: Handle) -> int:
+    import ray
+
+    return int(ray.get(handle.target.__ray_call__.remote(lambda _self: os.getpid())))
+
+
+def generations(run_dir: Path) -> list[int]:
+    lines = (run_dir / "generations.jsonl").read_text().splitlines()
+    return [json.loads(line)["generation"] for line in lines]
+
+
+def placements(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_dir / "placement.jsonl").read_text().splitlines()]
+
+
+def off_diagonal_games(run_dir: Path, generation: int) -> np.ndarray:
+    games = load_payoff_snapshot(run_dir, generation).games
+    return games[~np.eye(len(games), dtype=bool)]
+
+
+def test_a_worker_killed_mid_generation_is_replaced_and_its_work_redone(
+    tmp_path: Path, ray_session: None
+) -> None:
+    run_dir = tmp_path / "run"
+    runner = Runner.build(load_config(RPS, SETTINGS), RunDir(run_dir), resume=False, argv=[])
+    rollout = runner.training.rollout
+    original = list(rollout.workers)
+    pids = {h.name: pid_of(h) for h in original}
+    # SIGKILL worker 0 right after its first training call of generation 1 is sent and worker 1
+    # right after its first evaluation call of generation 1: both calls are in flight
+    victims = {("run", original[0].name), ("evaluate", original[1].name)}
+    submit = runner.executor.submit
+
+    def submit_then_kill(handle: Handle, method: str, *args: Any, **kwargs: Any) -> Any:
+        future = submit(handle, method, *args, **kwargs)
+        if (
+            runner.agents.generation == 1
+            and any(handle is h for h in original)
+            and (method, handle.name) in victims
+        ):
+            victims.discard((method, handle.name))
+            os.kill(pids[handle.name], signal.SIGKILL)
+        return future
+
+    runner.executor.submit = submit_then_kill  # type: ignore[method-assign]
+    try:
+        runner.run()
+    finally:
+        runner.close()
+
+    assert victims == set()  # both kills happened
+    assert rollout.restarts == 2
+    assert generations(run_dir) == [0, 1]  # the budget is spent
+    assert all(new is not old for new, old in zip(rollout.workers, original))
+    # evaluation complete: every pair of members has exactly the games of an undisturbed
+    # generation (generation 0) — no share lost, none counted twice
+    reference = off_diagonal_games(run_dir, 0)
+    assert reference.min() > 0 and len(set(reference.tolist())) == 1
+    assert set(off_diagonal_games(run_dir, 1).tolist()) == set(reference.tolist())
+    replaced = [p["component"] for p in placements(run_dir) if p["event"] == "replaced"]
+    assert sorted(replaced) == sorted(pids)
+
+
+def kill_before_generation_1(target: Callable[[Runner], Handle]) -> Callable[..., Any]:
+    """A ``Runner._train`` that SIGKILLs ``target(runner)``'s process as generation 1 starts training."""
+    train = Runner._train
+
+    def _train(self: Runner, gen: int, tasks: list[Any]) -> Any:
+        if gen == 1:
+            os.kill(pid_of(target(self)), signal.SIGKILL)
+        return train(self, gen, tasks)
+
+    return _train
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param(lambda r: r.policy_server, id="policy_server"),
+        pytest.param(lambda r: next(iter(r.learners.values())), id="learner"),
+    ],
+)
+def test_a_lost_learner_or_server_fails_the_run_cleanly_and_resume_finishes_it(
+    tmp_path: Path,
+    ray_session: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    target: Callable[[Runner], Handle],
+) -> None:
+    run_dir = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr(Runner, "_train", kill_before_generation_1(target))
+        status = main(["--config", RPS, "--run-dir", str(run_dir), *SETTINGS])
+    err = capsys.readouterr().err.strip().splitlines()
+
+    assert status == 1
+    assert len(err) == 1 and err[0].startswith("error: run failed")
+    assert "died" in err[0] and f"python main.py --resume {run_dir}" in err[0]
+    assert generations(run_dir) == [0]  # the completed generation is kept
+    assert json.loads((run_dir / "checkpoint" / "latest.json").read_text())["generation"] == 1
+    assert "Traceback" in (run_dir / "error.log").read_text()
+
+    assert main(["--resume", str(run_dir)]) == 0
+    assert generations(run_dir) == [0, 1]
+
+
+def test_stateful_components_live_on_the_driver_node(tmp_path: Path, ray_session: None) -> None:
+    import ray
+
+    run_dir = tmp_path / "run"
+    runner = Runner.build(load_config(RPS, SETTINGS), RunDir(run_dir), resume=False, argv=[])
+    try:
+        driver = ray.get_runtime_context().get_node_id()
+        assert runner.executor.node_id == driver
+        pinned = ["policy_server", "episode_server", *(f"learner_{lid}" for lid in runner.learners)]
+        workers = [w.name for w in runner.training.rollout.workers]
+        records = placements(run_dir)
+        assert sorted(r["component"] for r in records) == sorted(pinned + workers)
+        assert all(r["event"] == "start" and r["driver_node"] == driver for r in records)
+        assert {r["node"] for r in records if r["component"] in pinned} == {driver}
+        # what Ray reports now agrees with the record
+        handles = [runner.policy_server, *runner.learners.values(), *runner.training.rollout.workers]
+        assert runner.executor.placement(handles) == {
+            r["component"]: r["node"] for r in records if r["component"] != "episode_server"
+        }
+    finally:
+        runner.close()
