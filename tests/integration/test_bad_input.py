@@ -70,9 +70,16 @@ CASES: list[Case] = [
         lambda t, r: ["--config", RPS, "execution.backend=spark"],
         ("execution.backend", "spark"),
     ),
-    ("unknown_learner", lambda t, r: ["--config", RPS, "learner.kind=ppo"], ("learner", "'ppo'", "exact_br, mappo")),
-    ("learner_plugin_not_a_learner", lambda t, r: ["--config", RPS, "learner.kind=collections:OrderedDict"],
-     ("collections:OrderedDict", "not a subclass of light_league.algorithms.base.Learner")),
+    (
+        "unknown_learner",
+        lambda t, r: ["--config", RPS, "learner.kind=ppo"],
+        ("learner", "'ppo'", "exact_br, mappo"),
+    ),
+    (
+        "learner_plugin_not_a_learner",
+        lambda t, r: ["--config", RPS, "learner.kind=collections:OrderedDict"],
+        ("collections:OrderedDict", "not a subclass of light_league.algorithms.base.Learner"),
+    ),
     (
         "unknown_env",
         lambda t, r: ["--config", RPS, "env.name=battalon"],

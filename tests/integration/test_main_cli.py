@@ -177,8 +177,20 @@ def test_plugin_learner_runs_through_main(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))
     run_dir = tmp_path / "learner_plugin"
-    assert main(["--config", RPS, "--run-dir", str(run_dir), "learner.kind=examples.my_learner:AnnealedEntropyLearner",
-                 "learner.options={entropy_decay: 0.5, hidden_size: 16}", *QUICK]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                RPS,
+                "--run-dir",
+                str(run_dir),
+                "learner.kind=examples.my_learner:AnnealedEntropyLearner",
+                "learner.options={entropy_decay: 0.5, hidden_size: 16}",
+                *QUICK,
+            ]
+        )
+        == 0
+    )
     assert len(generations(run_dir)) == 2
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

@@ -22,8 +22,20 @@ RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("watch") / "run"
-    assert main(["--config", RPS, "--run-dir", str(path), "stop.max_generations=3",
-                 "scheduler.steps_per_generation=1024", "evaluation.episodes_per_pair=64"]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                RPS,
+                "--run-dir",
+                str(path),
+                "stop.max_generations=3",
+                "scheduler.steps_per_generation=1024",
+                "evaluation.episodes_per_pair=64",
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -68,8 +80,9 @@ def test_payoff_tables_are_saved_as_json_and_npy(run_dir: Path) -> None:
         assert rates.shape == (len(data["agent_ids"]),) * 2
 
 
-def test_report_prints_the_latest_table_and_exports_csv(run_dir: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_prints_the_latest_table_and_exports_csv(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
     csv_path = tmp_path / "gen1.csv"
     assert main(["report", str(run_dir), "--generation", "1", "--csv", str(csv_path)]) == 0

@@ -32,8 +32,12 @@ def shown_commands() -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize(("doc", "argv"), shown_commands(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
-def test_every_shown_run_command_has_a_valid_config(doc: str, argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("doc", "argv"), shown_commands(), ids=lambda v: v if isinstance(v, str) else " ".join(v)
+)
+def test_every_shown_run_command_has_a_valid_config(
+    doc: str, argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(ROOT)
     config = argv[argv.index("--config") + 1]
     skip = {"--config", config, "--run-dir", "--quiet"}
@@ -50,10 +54,14 @@ def complete_python_blocks() -> list[tuple[str, str]]:
     return blocks
 
 
-@pytest.mark.parametrize(("doc", "code"), complete_python_blocks(), ids=lambda v: v[:30] if isinstance(v, str) else v)
-def test_complete_python_examples_run(doc: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("doc", "code"), complete_python_blocks(), ids=lambda v: v[:30] if isinstance(v, str) else v
+)
+def test_complete_python_examples_run(
+    doc: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, f"<{doc}>", "exec"), {"__name__": "__docs__"})  # noqa: S102 - our own docs
+    exec(compile(code, f"<{doc}>", "exec"), {"__name__": "__docs__"})
 
 
 def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
@@ -65,4 +73,6 @@ def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
         for line in code.splitlines():
             stripped = line.strip()
             if stripped and not stripped.startswith("#") and stripped != "...":
-                assert stripped in source, f"docs/plugins.md shows a line not in examples/my_scheduler.py: {stripped}"
+                assert stripped in source, (
+                    f"docs/plugins.md shows a line not in examples/my_scheduler.py: {stripped}"
+                )
