@@ -119,12 +119,15 @@ class Runner:
         timer = Timer()
         with timer("plan"):
             tasks = self.scheduler.next_tasks(self.agents)
-        with timer("train"):
-            outcome = self._train(gen, tasks)
-        with timer("snapshot"):
-            self._apply(self.scheduler.after_training(self.agents))
-        with timer("evaluate"):
-            summary = self.evaluation.run(self.agents)
+        with self.console.generation_progress(gen, sum(t.env_steps for t in tasks), 0) as progress:
+            with timer("train"):
+                outcome = self.training.run(tasks, progress.advance_train)
+                self.agents.record_training(outcome.results, outcome.env_steps)
+            with timer("snapshot"):
+                self._apply(self.scheduler.after_training(self.agents))
+            with timer("evaluate"):
+                progress.set_eval_total(self.evaluation.planned_games(self.agents))
+                summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
             stats = self.agents.solve()
         with timer("exploitability"):
@@ -133,13 +136,6 @@ class Runner:
         with timer("checkpoint"):
             record = self._finish(gen, tasks, outcome, stats, timer)
         self.console.summary(gen, record)
-
-    def _train(self, gen: int, tasks: list[TrainingTask]) -> TrainingOutcome:
-        total = sum(t.env_steps for t in tasks)
-        with self.console.generation_progress(gen, total, 0) as progress:
-            outcome = self.training.run(tasks, progress.advance_train)
-        self.agents.record_training(outcome.results, outcome.env_steps)
-        return outcome
 
     def _apply(self, decisions: GenerationDecisions) -> list[AgentRecord]:
         new = []

@@ -78,6 +78,10 @@ class EvaluationManager:
                 out.append((b, a, n))
         return out
 
+    def planned_games(self, agents: AgentManager) -> int:
+        """Games the next :meth:`run` will play (or compute exactly)."""
+        return sum(n for _, _, n in self.pairings(agents.missing_pairs()))
+
     def run(self, agents: AgentManager, progress: Callable[[int], None] | None = None) -> EvaluationSummary:
         """Play (or compute) every missing pairing of the population and record it."""
         missing = agents.missing_pairs()

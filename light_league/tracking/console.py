@@ -137,6 +137,12 @@ class GenerationProgress:
         if self._progress is not None and self._train_task is not None:
             self._progress.advance(self._train_task, n)
 
+    def set_eval_total(self, total: int) -> None:
+        """The number of evaluation games, once the generation's new members are known."""
+        self.total_eval_games = total
+        if self._progress is not None and self._eval_task is not None:
+            self._progress.update(self._eval_task, total=total)
+
     def advance_eval(self, n: int) -> None:
         """``n`` more evaluation games done."""
         self.eval_done += n
