@@ -13,6 +13,7 @@ Layout::
       policies/<id>.pt/.json frozen snapshots (tensors only + JSON metadata)
       checkpoint/            league state of the last completed generation (resume point)
       tensorboard/           event files
+      placement.jsonl        (Ray) which node each component runs on, and replacements
       .lock                  held while a process writes here
 """
 

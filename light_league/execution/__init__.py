@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from light_league.execution.base import Executor, Future, Handle, WorkerDied
+from light_league.execution.base import ComponentLost, Executor, Future, Handle, WorkerDied
 from light_league.execution.local_executor import LocalExecutor
 
-__all__ = ["Executor", "Future", "Handle", "LocalExecutor", "WorkerDied", "build_executor"]
+__all__ = ["ComponentLost", "Executor", "Future", "Handle", "LocalExecutor", "WorkerDied", "build_executor"]
 
 
 def build_executor(backend: str, **options: object) -> Executor:

@@ -17,6 +17,7 @@ the actor it reached lost *another* component (a worker whose PolicyServer died)
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -38,8 +39,10 @@ from light_league.execution.base import ComponentLost, Executor, Future, Handle,
 
 _DEAD = (RayActorError, ActorDiedError, ActorUnavailableError)
 
-#: seconds a replacement actor may take to be placed and constructed before the run fails
-REPLACEMENT_TIMEOUT_S = 300.0
+#: seconds to wait for a TCP connection to a cluster's address before giving up
+CONNECT_TIMEOUT_S = 10.0
+#: seconds an actor may take to be placed and constructed before the run fails
+PLACEMENT_TIMEOUT_S = 300.0
 
 
 class ClusterUnavailable(LeagueError, ConnectionError):
@@ -149,11 +152,11 @@ class RayExecutor(Executor):
             cpus=handle.cpus,
             **handle.kwargs,
         )
-        ready, _ = ray.wait([new.target.__ray_ready__.remote()], timeout=REPLACEMENT_TIMEOUT_S)
+        ready, _ = ray.wait([new.target.__ray_ready__.remote()], timeout=PLACEMENT_TIMEOUT_S)
         if not ready:
             raise PlacementTimeout(
                 f"no live node could host a replacement for {handle.name} within "
-                f"{REPLACEMENT_TIMEOUT_S:.0f} s (it needs {handle.cpus} CPUs): add a node or lower "
+                f"{PLACEMENT_TIMEOUT_S:.0f} s (it needs {handle.cpus} CPUs): add a node or lower "
                 f"execution.worker_cpus"
             )
         _get(ready[0], handle.name)
@@ -162,11 +165,12 @@ class RayExecutor(Executor):
     def placement(self, handles: Sequence[Handle]) -> dict[str, str]:
         refs = [h.target.__ray_call__.remote(_actor_node) for h in handles]
         try:
-            nodes = ray.get(refs, timeout=REPLACEMENT_TIMEOUT_S)
+            nodes = ray.get(refs, timeout=PLACEMENT_TIMEOUT_S)
         except GetTimeoutError as exc:
             raise PlacementTimeout(
-                f"components {[h.name for h in handles]} not up within {REPLACEMENT_TIMEOUT_S:.0f} s: "
-                f"the cluster lacks free CPUs; add a node or lower execution.worker_cpus"
+                f"components {[h.name for h in handles]} not up within {PLACEMENT_TIMEOUT_S:.0f} s: "
+                f"their nodes lack free CPUs (learners need 0.25 CPU each on the driver's node, rollout "
+                f"workers execution.worker_cpus each on any node); add CPUs or lower execution.worker_cpus"
             ) from exc
         except (*_DEAD, RayTaskError) as exc:
             _raise_lost("a component", exc)
@@ -196,6 +200,7 @@ def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -
         ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
         return
     try:
+        _check_reachable(address)
         ray.init(address=address, **kwargs)
     except (ConnectionError, AuthenticationError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
@@ -204,3 +209,14 @@ def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -
             f"`ray start --head`, check the address and RAY_AUTH_MODE / the auth token (docs/cluster.md), "
             f"or drop execution.address to run on a local Ray instance"
         ) from None
+
+
+def _check_reachable(address: str) -> None:
+    """Fail at once when a ``host:port`` address has nothing listening (Ray would retry forever)."""
+    host, sep, port = address.rpartition(":")
+    if address == "auto" or "://" in address or not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {address}: {exc.strerror or exc}") from None
