@@ -10,11 +10,16 @@ actor and critic in one ``evaluate`` call, as the framework needs values), the o
 1, Gumbel-max sampling in numpy; nothing is recorded.
 
 Both count env steps (batched steps x games) and run in this process, alternating short timed
-slices, so the ratio framework / raw holds on a busy machine. Backends: local (one worker in the
+slices; the ratio is the median over adjacent pairs of slices, which see the same machine load,
+so it holds on a busy machine. Backends: local (one worker in the
 driver), Ray with 1 and 2 workers (``ray.init(num_cpus=2)`` once; the raw loop is always one
-process, so a ratio above 1 with 2 workers is parallel speed-up).
+process, so a ratio above 1 with 2 workers is parallel speed-up). ``in-worker`` is the share of
+the framework's wall time spent inside the workers' ``run`` (playing, building and pushing the
+batch); the rest is the round trip (manager, executor, Ray transport). Ray runs its worker
+processes at a lower CPU priority (niceness), so on a busy machine the Ray rows also measure how
+much CPU the scheduler gives them.
 
-    python bench/rollout_throughput.py                # full: 3 x 2 s slices per measurement
+    python bench/rollout_throughput.py                # full: 12 pairs of 0.5 s slices each
     python bench/rollout_throughput.py --quick        # smoke run
     python bench/rollout_throughput.py --profile      # also cProfile the local framework path
 """
@@ -152,6 +157,9 @@ class Framework:
         ]
         self.manager = RolloutManager(executor, workers, max_restarts=0)
         self.request = RolloutRequest(LEARNER, version, {opponent: 1.0}, sizes.steps_per_call)
+        #: seconds the workers spent inside ``run`` (playing and pushing), slowest worker per call
+        self.worker_s = 0.0
+        self.wall_s = 0.0  #: seconds of the calls as the driver sees them
 
     def _create(self, cls: type, *args: Any, name: str, **kwargs: Any) -> Handle:
         handle = self.executor.create(cls, *args, name=name, **kwargs)
@@ -159,7 +167,11 @@ class Framework:
         return handle
 
     def play(self) -> int:
-        return sum(r.env_steps for r in self.manager.collect([self.request]))
+        start = time.perf_counter()
+        reports = self.manager.collect([self.request])
+        self.wall_s += time.perf_counter() - start
+        self.worker_s += max(r.seconds for r in reports)
+        return sum(r.env_steps for r in reports)
 
     def close(self) -> None:
         for handle in self.handles:
@@ -178,24 +190,31 @@ def timed_rate(play: Callable[[], int], slice_s: float) -> float:
     return steps / elapsed
 
 
-def side_by_side(fast: Callable[[], int], raw: Callable[[], int], sizes: Sizes) -> tuple[float, float]:
-    """Median rates of ``fast`` and ``raw`` over alternating slices (one warm-up call each)."""
-    fast()
-    raw()
-    a, b = [], []
-    for _ in range(sizes.repeats):
-        a.append(timed_rate(fast, sizes.slice_s))
-        b.append(timed_rate(raw, sizes.slice_s))
-    return statistics.median(a), statistics.median(b)
+@dataclass
+class Measurement:
+    framework: float  #: env steps / s, median over slices
+    raw: float  #: env steps / s, median over slices
+    ratio: float  #: framework / raw, median over adjacent pairs of slices (they share the load)
+    in_worker: float  #: share of the framework's wall time spent inside the workers' ``run``
 
 
-def measure(case: Case, executor: Executor, num_workers: int, sizes: Sizes) -> tuple[float, float]:
+def measure(case: Case, executor: Executor, num_workers: int, sizes: Sizes) -> Measurement:
+    """Framework and raw rates over alternating slices (one warm-up call each)."""
     env = envs.make_batched(case.env_name, 1, **case.options)
     learner = MAPPOLearner(env.spec, MAPPOConfig(), seed=0)
     raw = RawLoop(case, learner, sizes.envs_per_worker)
     framework = Framework(case, learner, executor, num_workers, sizes)
     try:
-        return side_by_side(framework.play, lambda: raw.play(sizes.steps_per_call), sizes)
+        framework.play()
+        raw.play(sizes.steps_per_call)
+        framework.worker_s = framework.wall_s = 0.0
+        fast, slow = [], []
+        for _ in range(sizes.repeats):
+            fast.append(timed_rate(framework.play, sizes.slice_s))
+            slow.append(timed_rate(lambda: raw.play(sizes.steps_per_call), sizes.slice_s))
+        ratio = statistics.median(f / r for f, r in zip(fast, slow, strict=True))
+        in_worker = framework.worker_s / framework.wall_s
+        return Measurement(statistics.median(fast), statistics.median(slow), ratio, in_worker)
     finally:
         framework.close()
 
@@ -221,7 +240,7 @@ def main() -> None:
     parser.add_argument("--no-ray", action="store_true", help="local backend only")
     args = parser.parse_args()
     torch.set_num_threads(1)  # what every RolloutWorker sets
-    sizes = Sizes(64, 64, 0.3, 1) if args.quick else Sizes(64, 64, 2.0, 3)
+    sizes = Sizes(64, 64, 0.3, 1) if args.quick else Sizes(64, 64, 0.5, 12)
     print(
         f"envs_per_worker={sizes.envs_per_worker} steps_per_call={sizes.steps_per_call} "
         f"slices={sizes.repeats} x {sizes.slice_s:.1f} s (median); {os.cpu_count()} cores; torch threads 1"
@@ -229,7 +248,10 @@ def main() -> None:
     backends: list[tuple[str, int]] = [("local", 1)]
     if not (args.quick or args.no_ray):
         backends += [("ray", 1), ("ray", 2)]
-    print(f"{'config':<31} {'backend':<13} {'framework steps/s':>17} {'raw steps/s':>12} {'ratio':>6}")
+    print(
+        f"{'config':<31} {'backend':<10} {'framework steps/s':>17} {'raw steps/s':>12} {'ratio':>6} "
+        f"{'in-worker':>9}"
+    )
     ray_executor: Executor | None = None
     try:
         for case in CASES:
@@ -238,9 +260,12 @@ def main() -> None:
                     ray_executor = build_executor("ray", num_cpus=2, object_store_mb=256)
                 executor = LocalExecutor() if backend == "local" else ray_executor
                 assert executor is not None
-                fw, raw = measure(case, executor, workers, sizes)
+                m = measure(case, executor, workers, sizes)
                 label = f"{backend} x{workers}"
-                print(f"{case.label:<31} {label:<13} {fw:>17,.0f} {raw:>12,.0f} {fw / raw:>6.2f}")
+                print(
+                    f"{case.label:<31} {label:<10} {m.framework:>17,.0f} {m.raw:>12,.0f} "
+                    f"{m.ratio:>6.2f} {m.in_worker:>9.0%}"
+                )
     finally:
         if ray_executor is not None:
             ray_executor.shutdown()

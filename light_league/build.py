@@ -262,6 +262,7 @@ def save_checkpoint(runner: Runner, record: dict[str, Any] | None) -> None:
             "wall_s": runner.wall_s(),
             "last_nash_conv": runner.last_nash_conv,
         },
+        indent=None,  # grows with the population squared: json's C encoder only runs unindented
     )
     if record is not None:
         runner.generations_log.append(record)

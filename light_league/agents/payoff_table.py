@@ -4,11 +4,14 @@ For every ordered pairing (``a`` in seat 0, ``b`` in seat 1) it keeps the sum of
 and the number of games. ``a``'s win rate against ``b`` averages both seat orders, so the table
 satisfies ``W[a, b] + W[b, a] = 1`` and the meta-game ``W - 0.5`` is antisymmetric (zero-sum).
 A pairing never played is NaN with a count of 0 — unknown, never a made-up number.
+
+Sums and counts live in two square numpy arrays indexed by agent (grown by doubling), so the
+whole table over a population of ``n`` comes out in a few array operations instead of ``n²``
+dictionary look-ups.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -16,18 +19,37 @@ import numpy as np
 
 class PayoffTable:
     def __init__(self) -> None:
-        self._sum: dict[tuple[str, str], float] = defaultdict(float)
-        self._n: dict[tuple[str, str], float] = defaultdict(float)
+        self._index: dict[str, int] = {}
+        self._sum = np.zeros((0, 0))  #: [seat0, seat1] sum of seat 0's outcomes
+        self._n = np.zeros((0, 0))  #: [seat0, seat1] games
+
+    def _slot(self, agent: str) -> int:
+        """Row of ``agent``, adding it (and growing the arrays) when new."""
+        slot = self._index.get(agent)
+        if slot is None:
+            slot = self._index[agent] = len(self._index)
+            if slot >= self._n.shape[0]:
+                size = max(8, 2 * self._n.shape[0])
+                for name in ("_sum", "_n"):
+                    grown = np.zeros((size, size))
+                    old = getattr(self, name)
+                    grown[: old.shape[0], : old.shape[1]] = old
+                    setattr(self, name, grown)
+        return slot
 
     def add(self, seat0: str, seat1: str, outcome_sum: float, games: float) -> None:
         """Add ``games`` games of ``seat0`` vs ``seat1`` whose seat-0 outcomes sum to ``outcome_sum``."""
         if games < 0 or not 0.0 <= outcome_sum <= games + 1e-9:
             raise ValueError(f"need 0 <= outcome_sum <= games, got {outcome_sum} over {games} games")
-        self._sum[(seat0, seat1)] += outcome_sum
-        self._n[(seat0, seat1)] += games
+        i, j = self._slot(seat0), self._slot(seat1)
+        self._sum[i, j] += outcome_sum
+        self._n[i, j] += games
 
     def games(self, a: str, b: str) -> float:
-        return self._n.get((a, b), 0.0) + self._n.get((b, a), 0.0)
+        i, j = self._index.get(a), self._index.get(b)
+        if i is None or j is None:
+            return 0.0
+        return float(self._n[i, j] + self._n[j, i])
 
     def win_rate(self, a: str, b: str) -> float:
         """``a``'s mean outcome against ``b`` over both seat orders; NaN when never played."""
@@ -36,30 +58,50 @@ class PayoffTable:
         n = self.games(a, b)
         if n == 0:
             return float("nan")
-        won = self._sum.get((a, b), 0.0) + (self._n.get((b, a), 0.0) - self._sum.get((b, a), 0.0))
-        return won / n
+        i, j = self._index[a], self._index[b]
+        return float((self._sum[i, j] + self._n[j, i] - self._sum[j, i]) / n)
+
+    def _sub(self, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(sums, counts)`` over ``ids`` (rows of unknown ids are zero)."""
+        rows = np.array([self._index.get(a, -1) for a in ids], dtype=np.int64)
+        known = rows >= 0
+        sums = np.zeros((len(ids), len(ids)))
+        counts = np.zeros((len(ids), len(ids)))
+        both = np.ix_(np.flatnonzero(known), np.flatnonzero(known))
+        sums[both] = self._sum[np.ix_(rows[known], rows[known])]
+        counts[both] = self._n[np.ix_(rows[known], rows[known])]
+        return sums, counts
 
     def matrix(self, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(win_rates, games)`` over ``ids``; diagonal 0.5 (a policy against itself over both seats)."""
-        n = len(ids)
-        rates = np.full((n, n), np.nan)
-        games = np.zeros((n, n))
-        for i, a in enumerate(ids):
-            for j, b in enumerate(ids):
-                rates[i, j] = self.win_rate(a, b)
-                games[i, j] = self.games(a, b) if i != j else 0.0
+        sums, counts = self._sub(ids)
+        games = counts + counts.T
+        won = sums + counts.T - sums.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = np.where(games > 0, won / games, np.nan)
+        np.fill_diagonal(rates, 0.5)
+        np.fill_diagonal(games, 0.0)
         return rates, games
 
     def missing(self, ids: list[str]) -> list[tuple[str, str]]:
-        return [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :] if self.games(a, b) == 0]
+        """Unplayed pairs ``(ids[i], ids[j])``, ``i < j``, in row-major order."""
+        _, counts = self._sub(ids)
+        rows, cols = np.nonzero(np.triu((counts + counts.T) == 0, k=1))
+        return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist())]
 
     def state_dict(self) -> dict[str, Any]:
-        return {"pairs": [[a, b, self._sum[(a, b)], self._n[(a, b)]] for (a, b) in self._n]}
+        agents = list(self._index)
+        rows, cols = np.nonzero(self._n[: len(agents), : len(agents)] > 0)
+        return {
+            "pairs": [
+                [agents[i], agents[j], float(self._sum[i, j]), float(self._n[i, j])]
+                for i, j in zip(rows.tolist(), cols.tolist())
+            ]
+        }
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> PayoffTable:
         table = cls()
         for a, b, s, n in state["pairs"]:
-            table._sum[(a, b)] = float(s)
-            table._n[(a, b)] = float(n)
+            table.add(str(a), str(b), float(s), float(n))
         return table

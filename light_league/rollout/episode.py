@@ -91,12 +91,17 @@ class EpisodeLoop:
         self.spec = env.spec
         self.rng = np.random.default_rng(seed)
         self._seats = np.asarray(self.spec.seats, dtype=np.int64)  # (2, K)
+        self._seat_of = self.spec.seat_of()  # (N,)
         self._team_idx = self.spec.index_in_team()
         self._step: BatchStep | None = None
         self._key: object = None
-        # per game: seat of the learner and opponent index (collect); seat policies (evaluate)
+        # per game (collect): seat of the learner and opponent index; the learner's agents (B, K)
+        # and each agent's policy (B, N: 0 = learner, 1 + o = opponent o), kept in step by _assign
         self._learner_seat = np.zeros(env.num_envs, dtype=np.int64)
         self._opponent = np.zeros(env.num_envs, dtype=np.int64)
+        self._learner_agents = self._seats[self._learner_seat]
+        self._agent_policy = np.zeros((env.num_envs, self.spec.n_agents), dtype=np.int64)
+        self._opponent_cdf = np.ones(1)
 
     # ------------------------------------------------------------------ helpers
     def _restart(self) -> BatchStep:
@@ -107,24 +112,24 @@ class EpisodeLoop:
     def _act(
         self,
         step: BatchStep,
-        seat_policy: np.ndarray,
+        active: np.ndarray,
+        agent_policy: np.ndarray,
         policies: Sequence[Policy],
         behaviour: list[Behaviour] | None = None,
     ) -> np.ndarray:
-        """Actions (B, N) for all active agents; ``seat_policy`` (B, 2) indexes ``policies``."""
-        num_envs, n_agents = step.active.shape
-        actions = np.zeros((num_envs, n_agents), dtype=np.int64)
-        agent_policy = seat_policy[:, self.spec.seat_of()]  # (B, N)
-        for p in np.unique(agent_policy[step.active]):
-            rows_b, rows_i = np.nonzero(step.active & (agent_policy == p))
-            logp = policies[int(p)].log_probs(
+        """Actions (B, N) for the ``active`` agents; ``agent_policy`` (B, N) indexes ``policies``."""
+        actions = np.zeros(active.shape, dtype=np.int64)
+        present = np.bincount(agent_policy[active], minlength=len(policies))
+        for p in np.flatnonzero(present).tolist():
+            rows_b, rows_i = np.nonzero(active & (agent_policy == p))
+            logp = policies[p].log_probs(
                 step.obs[rows_b, rows_i], step.action_mask[rows_b, rows_i], self._team_idx[rows_i]
             )
             chosen = sample_actions(np.asarray(logp), self.rng)
             actions[rows_b, rows_i] = chosen
             if behaviour is not None:
                 pos = step.positions[rows_b, rows_i] if step.positions is not None else None
-                behaviour[int(p)].add(chosen, pos)
+                behaviour[p].add(chosen, pos)
         return actions
 
     # ------------------------------------------------------------------ training
@@ -146,112 +151,102 @@ class EpisodeLoop:
             raise ValueError(f"collect needs opponents with positive probability, got {dict(probs)}")
         weights = weights / weights.sum()
         key = (learner_id, tuple(opp_ids), tuple(np.round(weights, 12)), learner_seat)
+        cdf = weights.cumsum()
+        cdf /= cdf[-1]  # what Generator.choice(p=weights) draws from, without its per-call checks
         step = self._step
         if step is None or key != self._key:
             step = self._restart()
             self._key = key
-            self._assign(np.ones(self.env.num_envs, dtype=bool), weights, learner_seat)
+            self._assign(np.ones(self.env.num_envs, dtype=bool), cdf, learner_seat)
 
         rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
         policies: list[Policy] = [learner, *(opponents[o] for o in opp_ids)]
         results: list[MatchResult] = []
         learner_rows = np.arange(self.env.num_envs)[:, None]
         for t in range(num_steps):
-            agents = self._seats[self._learner_seat]  # (B, K) learner agent indices
-            seat_policy = np.stack(
-                [
-                    np.where(self._learner_seat == 0, 0, self._opponent + 1),
-                    np.where(self._learner_seat == 1, 0, self._opponent + 1),
-                ],
-                axis=1,
-            )
-            acting = step.active[learner_rows, agents]  # (B, K)
-            actions = self._act_with_learner(step, seat_policy, policies, agents, acting, rec, t)
+            agents = self._learner_agents
+            actions = self._act_opponents(step, policies)
+            self._act_learner(step, learner, agents, actions, rec, t)
             step = self.env.step(actions)
             rec.add_rewards(step.reward[learner_rows, agents])
             if step.done.any():
-                done_idx = np.nonzero(step.done)[0]
+                done_idx = np.flatnonzero(step.done)
                 rec.end_episodes(done_idx)
                 results.extend(self._results(step, done_idx, learner_id, opp_ids))
-                self._assign(step.done, weights, learner_seat)
+                self._assign(step.done, cdf, learner_seat)
         self._step = step
-        agents = self._seats[self._learner_seat]
-        state = step.state[learner_rows, agents].reshape(-1, self.spec.state_dim)
+        state = step.state[learner_rows, self._learner_agents].reshape(-1, self.spec.state_dim)
         boot = learner.values(state, np.tile(np.arange(self.spec.team_size), self.env.num_envs))
         batch = rec.build(
             np.asarray(boot, dtype=np.float32), self.spec, policy_version, num_steps * self.env.num_envs
         )
         return RolloutResult(batch, results, num_steps * self.env.num_envs, len(results))
 
-    def _act_with_learner(
+    def _act_opponents(self, step: BatchStep, policies: Sequence[Policy]) -> np.ndarray:
+        """Actions (B, N) of the opponents' active agents (the learner's entries are left 0)."""
+        return self._act(step, step.active & (self._agent_policy > 0), self._agent_policy, policies)
+
+    def _act_learner(
         self,
         step: BatchStep,
-        seat_policy: np.ndarray,
-        policies: Sequence[Policy],
+        learner: TrainablePolicy,
         agents: np.ndarray,
-        acting: np.ndarray,
+        actions: np.ndarray,
         rec: _StreamRecorder,
         t: int,
-    ) -> np.ndarray:
-        """Opponents act through :meth:`_act`; the learner's acting agents in one ``evaluate`` call."""
+    ) -> None:
+        """The learner's acting agents in one ``evaluate`` call; fills ``actions`` and records them."""
         num_envs, team = agents.shape
-        learner_mask = seat_policy == 0
-        others = np.where(learner_mask, -1, seat_policy)
-        opp_step = BatchStep(
-            **{**step.__dict__, "active": step.active & (others[:, self.spec.seat_of()] >= 0)}
+        rows_b, rows_k = np.nonzero(step.active[np.arange(num_envs)[:, None], agents])
+        if rows_b.size == 0:
+            return
+        rows_i = agents[rows_b, rows_k]
+        obs = step.obs[rows_b, rows_i]
+        state = step.state[rows_b, rows_i]
+        mask = step.action_mask[rows_b, rows_i]
+        logp_all, values = learner.evaluate(obs, state, mask, rows_k)
+        logp_all = np.asarray(logp_all)
+        chosen = sample_actions(logp_all, self.rng)
+        actions[rows_b, rows_i] = chosen
+        rec.add_decisions(
+            t,
+            rows_b * team + rows_k,
+            obs,
+            state,
+            mask,
+            chosen,
+            logp_all[np.arange(chosen.size), chosen],
+            np.asarray(values),
         )
-        actions = self._act(opp_step, np.where(others < 0, 0, others), policies)
-        rows_b, rows_k = np.nonzero(acting)
-        if rows_b.size:
-            rows_i = agents[rows_b, rows_k]
-            learner = policies[0]
-            assert isinstance(learner, TrainablePolicy)
-            obs = step.obs[rows_b, rows_i]
-            state = step.state[rows_b, rows_i]
-            mask = step.action_mask[rows_b, rows_i]
-            logp_all, values = learner.evaluate(obs, state, mask, rows_k)
-            chosen = sample_actions(np.asarray(logp_all), self.rng)
-            actions[rows_b, rows_i] = chosen
-            stream = rows_b * team + rows_k
-            rec.add_decisions(
-                t,
-                stream,
-                obs,
-                state,
-                mask,
-                chosen,
-                np.asarray(logp_all)[np.arange(chosen.size), chosen],
-                np.asarray(values),
-            )
-        return actions
 
-    def _assign(self, games: np.ndarray, weights: np.ndarray, learner_seat: int | None) -> None:
+    def _assign(self, games: np.ndarray, cdf: np.ndarray, learner_seat: int | None) -> None:
+        """Draw an opponent (from ``cdf``) and, unless fixed, the learner's seat for ``games``."""
         n = int(games.sum())
         if n == 0:
             return
-        self._opponent[games] = self.rng.choice(weights.size, size=n, p=weights)
+        self._opponent[games] = cdf.searchsorted(self.rng.random(n), side="right")
         if learner_seat is None:
             self._learner_seat[games] = self.rng.integers(0, 2, size=n)
         else:
             self._learner_seat[games] = learner_seat
+        self._learner_agents = self._seats[self._learner_seat]
+        self._agent_policy = np.where(
+            self._seat_of[None, :] == self._learner_seat[:, None], 0, self._opponent[:, None] + 1
+        )
 
     def _results(
         self, step: BatchStep, done_idx: np.ndarray, learner_id: str, opp_ids: list[str]
     ) -> list[MatchResult]:
-        out = []
-        for b in done_idx:
-            seat = int(self._learner_seat[b])
-            outcome = float(step.outcome[b]) if seat == 0 else 1.0 - float(step.outcome[b])
-            out.append(
-                MatchResult(
-                    learner_id,
-                    opp_ids[int(self._opponent[b])],
-                    seat,
-                    outcome,
-                    float(step.seat_return[b, seat]),
-                )
+        seats = self._learner_seat[done_idx]
+        seat0_outcome = step.outcome[done_idx].astype(np.float64)
+        outcomes = np.where(seats == 0, seat0_outcome, 1.0 - seat0_outcome)
+        returns = step.seat_return[done_idx, seats].astype(np.float64)
+        return [
+            MatchResult(learner_id, opp_ids[o], seat, outcome, ret)
+            for o, seat, outcome, ret in zip(
+                self._opponent[done_idx].tolist(), seats.tolist(), outcomes.tolist(), returns.tolist()
             )
-        return out
+        ]
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(
@@ -284,8 +279,8 @@ class EpisodeLoop:
         while (pair_of >= 0).any() and env_steps < limit:
             playing = pair_of >= 0
             seat_policy[:] = np.where(playing[:, None], pair_seats[np.maximum(pair_of, 0)], 0)
-            act_step = BatchStep(**{**step.__dict__, "active": step.active & playing[:, None]})
-            actions = self._act(act_step, seat_policy, plist, behaviour)
+            active = step.active & playing[:, None]
+            actions = self._act(step, active, seat_policy[:, self._seat_of], plist, behaviour)
             step = self.env.step(actions)
             env_steps += int(playing.sum())
             finished = step.done & playing

@@ -31,6 +31,9 @@ ROLE_COLORS = {
 _OTHER_ROLE_COLOR = "#9467bd"
 #: above this many agents the heatmap cells carry no text (it would not be readable)
 MAX_ANNOTATED_AGENTS = 16
+#: at most this many agents are named along an axis; a larger population names every k-th one
+#: (tick labels dominate the drawing time: 200 of them took seconds)
+MAX_TICK_LABELS = 30
 _NAN_CELL = "–"
 _CELL = re.compile(r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*\((?P<games>\d+)\)\s*$")
 _PIPE = re.compile(r"(?<!\\)\|")
@@ -148,19 +151,24 @@ def payoff_heatmap_png(snapshot: PayoffSnapshot) -> np.ndarray:
         ax.add_patch(_nan_patch(i, j))
     if n <= MAX_ANNOTATED_AGENTS:
         _annotate_cells(ax, snapshot)
-    labels = [f"{a}\n({r})" for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)]
+    shown = _labelled(n)
+    labels = [f"{snapshot.agent_ids[i]}\n({snapshot.roles[i]})" for i in shown]
     fontsize = 9 if n <= 8 else 7
-    ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=fontsize)
-    ax.set_yticks(range(n), labels, fontsize=fontsize)
-    for tick, role in zip(ax.get_xticklabels(), snapshot.roles, strict=True):
-        tick.set_color(_role_color(role))
-    for tick, role in zip(ax.get_yticklabels(), snapshot.roles, strict=True):
-        tick.set_color(_role_color(role))
+    ax.set_xticks(shown, labels, rotation=45, ha="right", fontsize=fontsize)
+    ax.set_yticks(shown, labels, fontsize=fontsize)
+    for axis_labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+        for tick, i in zip(axis_labels, shown, strict=True):
+            tick.set_color(_role_color(snapshot.roles[i]))
     ax.set_xlabel("column: opponent")
     ax.set_ylabel("row: agent")
     ax.set_title(f"Generation {snapshot.generation}: win rate of row vs column")
     fig.colorbar(image, ax=ax, shrink=0.8, label="row's mean outcome")
     return _to_rgb(fig)
+
+
+def _labelled(n: int) -> list[int]:
+    """Indices of the agents named on an axis: all, or every k-th when there are too many."""
+    return list(range(0, n, math.ceil(n / MAX_TICK_LABELS) if n > MAX_TICK_LABELS else 1))
 
 
 def _nan_patch(i: int, j: int) -> Rectangle:
@@ -191,7 +199,10 @@ def nash_bar_png(snapshot: PayoffSnapshot) -> np.ndarray:
     bars = ax.bar(range(n), snapshot.nash, color=colors)
     if n <= MAX_ANNOTATED_AGENTS:
         ax.bar_label(bars, labels=[f"{p:.2f}" for p in snapshot.nash], fontsize=8)
-    ax.set_xticks(range(n), snapshot.agent_ids, rotation=45, ha="right", fontsize=8 if n <= 12 else 6)
+    shown = _labelled(n)
+    ax.set_xticks(
+        shown, [snapshot.agent_ids[i] for i in shown], rotation=45, ha="right", fontsize=8 if n <= 12 else 6
+    )
     ax.set_ylim(0.0, max(1.0, float(np.max(snapshot.nash, initial=0.0))))
     ax.set_ylabel("Nash probability")
     ax.set_title(f"Generation {snapshot.generation}: Nash mixture over the population")

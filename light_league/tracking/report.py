@@ -39,7 +39,7 @@ def save_payoff_snapshot(run_dir: Path, snapshot: PayoffSnapshot) -> Path:
     buffer = io.BytesIO()
     np.save(buffer, snapshot.win_rates, allow_pickle=False)
     atomic_write_bytes(path.with_suffix(".npy"), buffer.getvalue())
-    atomic_write_json(path, snapshot.to_json())
+    atomic_write_json(path, snapshot.to_json(), indent=None)  # n² cells: json's C encoder is unindented only
     return path
 
 

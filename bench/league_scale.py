@@ -1,0 +1,329 @@
+"""League scale: time per generation and memory as the population grows to 50, 100 and 200 members.
+
+A real Runner (rock-paper-scissors, the AlphaStar league scheduler with its three roles, local
+backend, TensorBoard logging on) runs its own generation loop, ``Runner._generation``, with the
+games replaced: training and evaluation games are synthesised from a hidden strength + cycle
+model instead of played, so every other part of a generation runs as in a real run — planning
+(PFSP and Nash weighting over the whole population), recording the training games, snapshots
+(weights frozen to disk, pool manifest), evaluation scheduling (missing pairs, pairings),
+recording the evaluation games (match log, payoff table, Elo, diversity), the payoff table and
+Nash LP, the payoff files, the TensorBoard payoff logging (markdown table, heatmap, Nash chart)
+and the checkpoint.
+
+For each N the population is first grown to N members (weights frozen, every pair evaluated),
+then ``--generations`` generations are timed (each adds the three learners' snapshots); the
+table shows the median seconds per phase, taken from the Runner's own phase timer, split further
+where one phase holds several parts. Peak memory is the tracemalloc peak of one more generation
+(run apart from the timed ones, tracemalloc slows Python down); RSS is the process's at the end.
+Recording evaluation games costs the same per game at every N (the number of games a generation
+plays grows with N by design), so it is shown per game and left out of the scale target.
+
+    python bench/league_scale.py                 # N = 50, 100, 200
+    python bench/league_scale.py --quick         # N = 10, 20 (smoke run)
+    python bench/league_scale.py --profile 200   # also cProfile one generation at N = 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib
+import io
+import os
+import pstats
+import statistics
+import tempfile
+import time
+import tracemalloc
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+
+from light_league.config import load_config
+from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
+from light_league.rollout.rollout_manager import RolloutManager
+from light_league.run_dir import RunDir
+from light_league.runner import Runner
+from light_league.scheduling.task_scheduler import TrainingTask
+from light_league.tracking.console import Console
+from light_league.training.training_manager import TrainingManager, TrainingOutcome
+
+CONFIG = "expr_configs/rps_tiny.yaml"
+OVERRIDES = [
+    "logging.console=quiet",
+    "logging.tensorboard=true",
+    "league.pool_max_size=100000",
+    "evaluation.episodes_per_pair=50",
+    "execution.envs_per_worker=8",
+    "stop.max_generations=1000000",
+    # every learner is snapshotted every generation (steps_per_generation is 2048)
+    *(
+        f"scheduler.{role}.checkpoint_max_steps=2048"
+        for role in ("main_agent", "main_exploiter", "league_exploiter")
+    ),
+]
+#: synthetic training games recorded per learner and generation (independent of N, as in a run)
+TRAIN_GAMES = 512
+#: games per pair when the population is first grown to N (the timed generations play 50)
+GROW_GAMES_PER_PAIR = 2
+#: actions per member and evaluation call fed to the behaviour-diversity tracker
+BEHAVIOUR_ACTIONS = 256
+
+
+class Model:
+    """Hidden win probabilities: a strength per member plus a rock-paper-scissors cycle."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self._params: dict[str, tuple[float, int]] = {}
+
+    def _param(self, agent: str) -> tuple[float, int]:
+        if agent not in self._params:
+            self._params[agent] = (float(self.rng.normal()), int(self.rng.integers(3)))
+        return self._params[agent]
+
+    def p_win(self, a: str, b: str) -> float:
+        (sa, ca), (sb, cb) = self._param(a), self._param(b)
+        cycle = {0: 0.0, 1: 1.0, 2: -1.0}[(ca - cb) % 3]
+        return float(1.0 / (1.0 + np.exp(-(sa - sb + cycle))))
+
+    def games(self, a: str, b: str, n: int, seat: int = 0) -> list[MatchResult]:
+        wins = self.rng.random(n) < self.p_win(a, b)
+        return [MatchResult(a, b, seat, float(w), 1.0 if w else -1.0) for w in wins.tolist()]
+
+
+class SyntheticTraining(TrainingManager):
+    """The training phase without rollouts or updates: synthetic games against the task's opponents."""
+
+    def __init__(self, real: TrainingManager, model: Model) -> None:
+        super().__init__(real.executor, real.rollout, real.learners, steps_per_call=real.steps_per_call)
+        self.model = model
+
+    def run(
+        self, tasks: list[TrainingTask], progress: Callable[[int], None] | None = None
+    ) -> TrainingOutcome:
+        out = TrainingOutcome()
+        for task in tasks:
+            ids = list(task.opponents)
+            probs = np.array([task.opponents[o] for o in ids])
+            drawn = self.model.rng.choice(len(ids), size=TRAIN_GAMES, p=probs / probs.sum())
+            for idx, count in zip(*np.unique(drawn, return_counts=True), strict=True):
+                out.results.extend(self.model.games(task.learner_id, ids[int(idx)], int(count)))
+            out.env_steps[task.learner_id] = task.env_steps
+        return out
+
+
+class SyntheticGames(RolloutManager):
+    """Evaluation without playing: each pairing's quota of games drawn from the hidden model."""
+
+    def __init__(self, real: RolloutManager, model: Model) -> None:
+        super().__init__(real.executor, real.workers, max_restarts=real.max_restarts)
+        self.model = model
+        self.seconds = 0.0
+        self.count = 0
+
+    def evaluate(
+        self, pairings: list[tuple[str, str, int]], progress: Callable[[int], None] | None = None
+    ) -> EvaluationResult:
+        start = time.perf_counter()
+        results = [r for a, b, n in pairings for r in self.model.games(a, b, n)]
+        behaviour: dict[str, Behaviour] = defaultdict(Behaviour)
+        for pid in {p for a, b, _ in pairings for p in (a, b)}:
+            behaviour[pid].add(self.model.rng.integers(0, 3, size=BEHAVIOUR_ACTIONS), None)
+        self.seconds += time.perf_counter() - start
+        self.count += len(results)
+        return EvaluationResult(results, len(results), dict(behaviour))
+
+
+class Probe:
+    """Seconds spent in chosen callables (wrapped on their owner for the duration of a block)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def wrap(self, targets: dict[str, tuple[Any, str]]) -> Iterator[None]:
+        originals = {label: getattr(owner, name) for label, (owner, name) in targets.items()}
+
+        def timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    self.seconds[label] += time.perf_counter() - start
+
+            return call
+
+        own = {label: name in vars(owner) for label, (owner, name) in targets.items()}
+        for label, (owner, name) in targets.items():
+            setattr(owner, name, timed(label, originals[label]))
+        try:
+            yield
+        finally:
+            for label, (owner, name) in targets.items():
+                if own[label]:
+                    setattr(owner, name, originals[label])
+                else:
+                    delattr(owner, name)  # a method: drop the instance attribute again
+
+
+def build_runner(root: Path, seed: int) -> tuple[Runner, SyntheticGames]:
+    config = load_config(CONFIG, [*OVERRIDES, f"experiment.seed={seed}"])
+    runner = Runner.build(config, RunDir(root), resume=False, argv=["bench/league_scale.py"])
+    runner.console = Console(config.logging, file=io.StringIO())  # the one line per generation
+    model = Model(seed)
+    games = SyntheticGames(runner.evaluation.rollout, model)
+    runner.training = SyntheticTraining(runner.training, model)
+    runner.evaluation.rollout = games
+    return runner, games
+
+
+def grow(runner: Runner, size: int) -> None:
+    """Freeze learners round-robin until the population has ``size`` members, then evaluate all pairs."""
+    learners = list(runner.agents.learners())
+    k = 0
+    while len(runner.agents.member_ids()) < size:
+        lid = learners[k % len(learners)]
+        member = runner.agents.next_member_id(lid)
+        runner.executor.call(runner.policy_server, "freeze", lid, member)
+        runner.agents.add_snapshot(lid, str(runner.run_dir.policies / member))
+        k += 1
+    per_pair = runner.evaluation.episodes_per_pair
+    runner.evaluation.episodes_per_pair = GROW_GAMES_PER_PAIR
+    runner.evaluation.run(runner.agents)
+    runner.evaluation.episodes_per_pair = per_pair
+
+
+def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
+    """The calls of one generation that are timed, by label: the Runner's phases and their parts."""
+    agent_manager = importlib.import_module("light_league.agents.agent_manager")
+    build = importlib.import_module("light_league.build")
+    report = importlib.import_module("light_league.tracking.report")
+    return {
+        "plan": (runner.scheduler, "next_tasks"),
+        "record_training": (runner.agents, "record_training"),
+        "after_training": (runner.scheduler, "after_training"),
+        "apply": (runner, "_apply"),
+        "planned_games": (runner.evaluation, "planned_games"),
+        "evaluate": (runner.evaluation, "run"),
+        "record_evaluation": (runner.agents, "record_evaluation"),
+        "solve": (runner.agents, "solve"),
+        "matrix": (runner.agents.payoff, "matrix"),
+        "nash": (agent_manager, "compute_nash_distribution"),
+        "finish": (runner, "_finish"),
+        "payoff_files": (report, "save_payoff_snapshot"),
+        "log_payoff": (runner.logger, "log_payoff"),
+        "checkpoint": (build, "save_checkpoint"),
+    }
+
+
+def generation(runner: Runner, games: SyntheticGames) -> tuple[dict[str, float], int]:
+    """One generation of the Runner's loop: seconds per part, and the evaluation games it recorded."""
+    probe = Probe()
+    games.seconds = 0.0
+    games.count = 0
+    with probe.wrap(probe_targets(runner)):
+        runner._generation()
+    p = probe.seconds
+    parts = {
+        "plan (scheduler.next_tasks)": p["plan"],
+        "train: record games": p["record_training"],
+        "snapshot: after_training": p["after_training"],
+        "snapshot: freeze, pool": p["apply"],
+        "eval: missing pairs, pairings": (
+            p["planned_games"] + p["evaluate"] - games.seconds - p["record_evaluation"]
+        ),
+        "eval: record games": p["record_evaluation"],
+        "solve: payoff matrix": p["matrix"],
+        "solve: Nash LP": p["nash"],
+        "solve: Elo, diversity, rest": p["solve"] - p["matrix"] - p["nash"],
+        "log: payoff json+npy": p["payoff_files"],
+        "log: TensorBoard payoff": p["log_payoff"],
+        "log: record, scalars": p["finish"] - p["payoff_files"] - p["log_payoff"] - p["checkpoint"],
+        "checkpoint": p["checkpoint"],
+    }
+    return parts, games.count
+
+
+@dataclass
+class Scale:
+    size: int
+    seconds: dict[str, float]
+    eval_games: int
+    peak_mb: float
+    rss_mb: float
+
+
+def measure(size: int, generations: int, seed: int, profile: bool) -> Scale:
+    with tempfile.TemporaryDirectory(prefix="league_scale_") as tmp:
+        runner, games = build_runner(Path(tmp) / "run", seed)
+        try:
+            grow(runner, size)
+            runs = [generation(runner, games) for _ in range(generations)]
+            tracemalloc.start()
+            generation(runner, games)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            if profile:
+                profiler = cProfile.Profile()
+                profiler.runcall(generation, runner, games)
+                out = io.StringIO()
+                pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
+                print(f"cProfile of one generation at N = {size} (top entries by cumulative time):")
+                print(out.getvalue())
+        finally:
+            runner.close()
+    seconds = {k: statistics.median(r[0][k] for r in runs) for k in runs[0][0]}
+    eval_games = int(statistics.median(r[1] for r in runs))
+    rss = psutil.Process(os.getpid()).memory_info().rss
+    return Scale(size, seconds, eval_games, peak / 2**20, rss / 2**20)
+
+
+def print_table(scales: list[Scale]) -> None:
+    first, last = scales[0], scales[-1]
+    head = f"{'phase':<36}" + "".join(f"{'N=' + str(s.size):>10}" for s in scales)
+    print(head + f"{f'{last.size}/{first.size}':>10}")
+    for part in first.seconds:
+        cells = "".join(f"{s.seconds[part]:>10.4f}" for s in scales)
+        print(f"{part:<36}{cells}{_ratio(last.seconds[part], first.seconds[part]):>10}")
+    totals = [sum(v for k, v in s.seconds.items() if k != "eval: record games") for s in scales]
+    cells = "".join(f"{t:>10.3f}" for t in totals)
+    print(f"{'total (without recording eval games)':<36}{cells}{_ratio(totals[-1], totals[0]):>10}")
+    per_game = [1e6 * s.seconds["eval: record games"] / max(s.eval_games, 1) for s in scales]
+    print(f"{'eval games recorded':<36}" + "".join(f"{s.eval_games:>10}" for s in scales))
+    cells = "".join(f"{g:>10.1f}" for g in per_game)
+    print(f"{'  recording, us per game':<36}{cells}{_ratio(per_game[-1], per_game[0]):>10}")
+    cells = "".join(f"{s.peak_mb:>10.1f}" for s in scales)
+    print(f"{'peak traced memory, MB':<36}{cells}{_ratio(last.peak_mb, first.peak_mb):>10}")
+    print(f"{'process RSS after, MB':<36}" + "".join(f"{s.rss_mb:>10.0f}" for s in scales))
+    verdict = "met" if totals[-1] < 2 * totals[0] else "missed"
+    print(f"target: N={last.size} costs < 2x N={first.size} (without recording eval games): {verdict}")
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b > 0 else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="N = 10, 20 and one generation each")
+    parser.add_argument("--generations", type=int, default=3, help="timed generations per N (median)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile a generation at this N")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    sizes = (10, 20) if args.quick else (50, 100, 200)
+    generations = 1 if args.quick else args.generations
+    print(f"rps league (3 learners), episodes_per_pair=50, {generations} timed generation(s) per N (median)")
+    scales = [measure(n, generations, args.seed, n == args.profile) for n in sizes]
+    print_table(scales)
+
+
+if __name__ == "__main__":
+    main()
