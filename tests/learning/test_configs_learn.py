@@ -1,0 +1,74 @@
+"""The shipped experiment configs learn: short versions of ``league.yaml`` and ``league_leduc.yaml``.
+
+Each test runs ``main.py`` on the shipped YAML file with overrides that shrink the run (local
+backend, one worker, fewer generations), then reads what the run wrote to its directory:
+
+* battalion: after two generations (96k environment steps per learner), the main agent's newest
+  snapshot scores above 0.5 in its 32 evaluation games against ``scripted_l1`` (a draw counts
+  half; its Elo is above the random baseline's), and the league did its bookkeeping: the main
+  exploiter was snapshotted, every main-agent snapshot was evaluated against the baselines;
+* leduc: within four generations the exact NashConv of the Nash mixture falls well below the
+  uniform policy's 4.747 (below 2.5 at its best, below 3.0 at the end).
+
+Both run on one core in a few minutes on a quiet machine (docs/league.md, "Shipped experiments",
+has the full-length curves).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from light_league.cli import main
+
+CONFIGS = Path(__file__).resolve().parents[2] / "expr_configs"
+
+
+def run(tmp_path: Path, config: str, overrides: list[str]) -> list[dict[str, Any]]:
+    run_dir = tmp_path / "run"
+    status = main(["--config", str(CONFIGS / config), "--run-dir", str(run_dir), "--quiet", *overrides])
+    assert status == 0, (run_dir / "error.log").read_text() if (run_dir / "error.log").exists() else status
+    lines = (run_dir / "generations.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def payoff(tmp_path: Path, generation: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    data = json.loads((tmp_path / "run" / "payoff" / f"gen_{generation:04d}.json").read_text())
+    return data["agent_ids"], np.asarray(data["win_rates"]), np.asarray(data["games"])
+
+
+@pytest.mark.slow
+def test_league_yaml_main_agent_beats_scripted_level_1(tmp_path: Path) -> None:
+    overrides = [
+        "execution.backend=local",
+        "execution.num_workers=1",
+        "evaluation.episodes_per_pair=32",
+        "stop.max_generations=2",
+        "stop.max_wall_s=null",
+    ]
+    records = run(tmp_path, "league.yaml", overrides)
+    assert [r["generation"] for r in records] == [0, 1]
+    last = records[-1]
+    ids, rates, games = payoff(tmp_path, last["generation"])
+    mains = [i for i in ids if i.startswith("main_agent_0-v")]
+    newest = max(mains, key=lambda i: int(i.rsplit("-v", 1)[1]))
+    row, l1 = ids.index(newest), ids.index("scripted_l1")
+    assert games[row, l1] >= 32
+    assert rates[row, l1] > 0.5, f"{newest} vs scripted_l1: {rates[row, l1]:.3f}; Elo {last['elo']}"
+    assert last["elo"][newest] > last["elo"]["random"]
+    assert any(i.startswith("main_exploiter_0-v") for i in ids), "the main exploiter was never snapshotted"
+    baselines = [ids.index(b) for b in ("random", "scripted_l1", "scripted_l5")]
+    assert all(games[ids.index(m), b] > 0 for m in mains for b in baselines)
+
+
+@pytest.mark.slow
+def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
+    records = run(tmp_path, "league_leduc.yaml", ["stop.max_generations=4", "stop.target_nash_conv=null"])
+    curve = [r["nash_conv"] for r in records]
+    assert len(curve) == 4
+    assert min(curve) < 2.5, f"nash_conv per generation: {np.round(curve, 3).tolist()}"
+    assert curve[-1] < 3.0, f"nash_conv per generation: {np.round(curve, 3).tolist()}"
