@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -19,6 +20,18 @@ from light_league.errors import LeagueError
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM stop the run cleanly (logs flushed, lock released), even when the
+    process was started with SIGINT ignored (as background jobs of a non-interactive shell are)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=os.environ.get("LIGHT_LEAGUE_LOG", "WARNING"), format="%(levelname)s %(name)s: %(message)s"
     )
+    _stop_on_signals()
     try:
         if args and args[0] == "report":
             return _report(args[1:])
@@ -57,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("interrupted; resume with --resume RUN_DIR", file=sys.stderr)
-        return 130
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _report(args: list[str]) -> int:
@@ -108,6 +122,12 @@ def _run(args: list[str]) -> int:
         return _fail(run_dir.root, exc, resumable=False)
     try:
         runner.run()
+    except KeyboardInterrupt:
+        print(
+            f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir.root}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     except LeagueError:
         raise
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir

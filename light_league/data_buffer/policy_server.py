@@ -9,8 +9,9 @@ Workers ``pull`` only entries whose version is newer than the one they hold.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,9 @@ class PolicyServer:
         for pid, version in have.items():
             entry = self._get(pid)
             if entry.version > version:
-                out[pid] = entry
+                # a copy: pulling many frozen policies at once may spill earlier ones from memory
+                # (their stored entry's weights are dropped), which must not empty what we return
+                out[pid] = dataclasses.replace(entry, meta=dict(entry.meta))
         return out
 
     def versions(self) -> dict[str, int]:
@@ -136,4 +139,5 @@ class PolicyServer:
             old, _ = self._resident.popitem(last=False)
             entry = self._entries.get(old)
             if entry is not None and entry.kind != "fixed" and (self._storage / f"{old}.pt").exists():
-                entry.weights = {}
+                # a weightless copy: entries already handed out (earlier in the same pull) keep theirs
+                self._entries[old] = replace(entry, weights={})

@@ -197,6 +197,9 @@ class RayExecutor(Executor):
 def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -> None:
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
     if not address:
+        # Ray starts its workers at niceness 15; on a busy machine they then starve behind the
+        # driver and everything else. A locally started instance runs them at normal priority.
+        os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
         return
     try:

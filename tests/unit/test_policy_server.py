@@ -1,0 +1,60 @@
+"""PolicyServer: versions, frozen copies, spilling to disk and reloading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from light_league.data_buffer.policy_server import PolicyServer
+from light_league.errors import ConfigError
+
+META = {"kind": "mappo", "note": "test"}
+
+
+def weights(value: float) -> dict[str, np.ndarray]:
+    return {"w": np.full((3, 2), value, dtype=np.float32), "b": np.full(2, value, dtype=np.float32)}
+
+
+def test_versions_increase_and_pull_returns_only_newer() -> None:
+    server = PolicyServer()
+    assert server.publish("learner", "mappo", META, weights(1.0)) == 1
+    assert server.publish("learner", "mappo", META, weights(2.0)) == 2
+    assert server.pull({"learner": 2}) == {}
+    got = server.pull({"learner": 1})["learner"]
+    assert got.version == 2 and float(got.weights["w"][0, 0]) == 2.0
+
+
+def test_freeze_is_a_copy_not_a_reference_to_live_weights(tmp_path: Path) -> None:
+    server = PolicyServer(storage_dir=str(tmp_path))
+    live = weights(1.0)
+    server.publish("learner", "mappo", META, live)
+    server.freeze("learner", "learner-v0")
+    live["w"][:] = 9.0
+    server.publish("learner", "mappo", META, weights(5.0))
+    frozen = server.pull({"learner-v0": 0})["learner-v0"]
+    assert float(frozen.weights["w"][0, 0]) == 1.0
+    assert (tmp_path / "learner-v0.pt").exists() and (tmp_path / "learner-v0.json").exists()
+    with pytest.raises(ValueError, match="frozen"):
+        server.publish("learner-v0", "mappo", META, weights(3.0))
+
+
+def test_pulling_more_frozen_policies_than_fit_in_memory_returns_all_weights(tmp_path: Path) -> None:
+    server = PolicyServer(storage_dir=str(tmp_path), max_in_memory=2)
+    for i in range(6):
+        server.publish("learner", "mappo", META, weights(float(i)))
+        server.freeze("learner", f"m{i}")
+    got = server.pull({f"m{i}": 0 for i in range(6)})
+    assert [float(got[f"m{i}"].weights["w"][0, 0]) for i in range(6)] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    resident = sum(bool(server._entries[f"m{i}"].weights) for i in range(6))
+    assert resident <= 2  # the others were spilled and are reloaded from disk on demand
+    again = server.pull({"m0": 0})["m0"]
+    assert float(again.weights["b"][1]) == 0.0
+
+
+def test_unknown_policy_names_the_id_with_a_suggestion() -> None:
+    server = PolicyServer()
+    server.publish("main_agent_0", "mappo", META, weights(0.0))
+    with pytest.raises(ConfigError, match="did you mean main_agent_0"):
+        server.pull({"main_agent_O": 0})
