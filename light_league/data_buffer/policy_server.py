@@ -9,7 +9,6 @@ Workers ``pull`` only entries whose version is newer than the one they hold.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -99,7 +98,7 @@ class PolicyServer:
             if entry.version > version:
                 # a copy: pulling many frozen policies at once may spill earlier ones from memory
                 # (their stored entry's weights are dropped), which must not empty what we return
-                out[pid] = dataclasses.replace(entry, meta=dict(entry.meta))
+                out[pid] = replace(entry, meta=dict(entry.meta))
         return out
 
     def versions(self) -> dict[str, int]:
