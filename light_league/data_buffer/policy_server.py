@@ -96,9 +96,7 @@ class PolicyServer:
         for pid, version in have.items():
             entry = self._get(pid)
             if entry.version > version:
-                # a copy: pulling many frozen policies at once may spill earlier ones from memory
-                # (their stored entry's weights are dropped), which must not empty what we return
-                out[pid] = replace(entry, meta=dict(entry.meta))
+                out[pid] = entry
         return out
 
     def versions(self) -> dict[str, int]:
