@@ -9,8 +9,9 @@ driver's node, so losing any other node loses only rollout workers; rollout work
 and replaced by the rollout manager when they die, so it can redo their work and the new actor
 starts clean on a node that is still alive.
 
-Failures: a call on an actor that died raises :class:`WorkerDied`; a call that failed because
-the actor it reached lost *another* component (a worker whose PolicyServer died) raises
+Failures: a call on an actor that died raises :class:`WorkerDied`, and so does a call whose
+result was lost with the node that held it (the actor went with that node); a call that failed
+because the actor it reached lost *another* component (a worker whose PolicyServer died) raises
 :class:`ComponentLost`, which no replacement can fix.
 """
 
@@ -29,6 +30,7 @@ from ray.exceptions import (
     ActorUnavailableError,
     AuthenticationError,
     GetTimeoutError,
+    ObjectLostError,
     RayActorError,
     RayTaskError,
 )
@@ -57,6 +59,10 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
     """Turn Ray's failure of a call on ``name`` into WorkerDied / ComponentLost, or re-raise."""
     if isinstance(exc, _DEAD):
         raise WorkerDied(f"{name} died ({exc.__class__.__name__})") from exc
+    if isinstance(exc, ObjectLostError):
+        # the call finished but its result sat in the object store of a node that is gone since:
+        # the actor went with that node, so it is lost just as if it had died mid-call
+        raise WorkerDied(f"{name}'s result was lost with its node ({exc.__class__.__name__})") from exc
     cause = getattr(exc, "cause", None)
     if isinstance(exc, RayTaskError) and isinstance(cause, (WorkerDied, ComponentLost)):
         raise ComponentLost(f"{name} failed because {cause}") from exc
@@ -66,7 +72,7 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
 def _get(ref: Any, name: str) -> Any:
     try:
         return ray.get(ref)
-    except (*_DEAD, RayTaskError) as exc:
+    except (*_DEAD, ObjectLostError, RayTaskError) as exc:
         _raise_lost(name, exc)
 
 

@@ -1,7 +1,8 @@
 """A real two-node Ray cluster on this machine: a league run through ``main.py`` spreads its rollout
 workers over both nodes, keeps servers and learners on the head node, loses the second node
 mid-run (every process of that node SIGKILLed) and still finishes on the head node; a second run
-joins the same cluster with ``execution.address=auto``.
+joins the same cluster with ``execution.address=auto``. A second test forces the race the first
+can hit by chance: a call that finished on the lost node, its result lost with that node.
 
 Each node is one ``ray start --block`` in its own process session, so a node is torn down by
 signalling exactly the processes of its session (never ``ray stop``, which would stop every Ray
@@ -252,3 +253,77 @@ def test_a_league_spreads_over_two_nodes_and_survives_losing_one(tmp_path: Path)
         assert {p["driver_node"] for p in placements(auto_dir)} == {head_node}
         sessions = [head.proc.pid, other.proc.pid]
     assert [pid for sid in sessions for pid in session_pids(sid)] == []  # nothing left running
+
+
+#: a driver that leaves a finished call's result in the object store of the non-head node, waits
+#: for that node to be killed, then fetches the result: Ray has lost it, and the executor must say
+#: the worker died (so it is replaced and its work redone) instead of failing the run
+LOST_RESULT_DRIVER = """
+import sys, time
+import numpy as np
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from light_league.execution.base import Handle, WorkerDied
+from light_league.execution.ray_executor import RayExecutor
+
+class Holder:
+    def big(self):
+        return np.ones(1 << 20)  # 8 MB: stored in the object store of the actor's node
+
+executor = RayExecutor(address=sys.argv[1])
+other = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and n["NodeID"] != executor.node_id)
+actor = ray.remote(Holder).options(
+    num_cpus=0, max_restarts=0, max_task_retries=0,
+    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=other, soft=False),
+).remote()
+handle = Handle("rollout_worker_1", actor, Holder, (), {}, True, 0.0)
+future = executor.submit(handle, "big")
+ready, _ = ray.wait([future.ref], fetch_local=False, timeout=120)
+assert ready, "the call did not finish"
+print("finished", flush=True)
+sys.stdin.readline()  # the test kills the other node now
+while any(n["Alive"] for n in ray.nodes() if n["NodeID"] == other):
+    time.sleep(0.1)
+try:
+    future.result()
+    print("result: fetched from a node that is gone", flush=True)
+except WorkerDied as exc:
+    print(f"result: WorkerDied: {exc}", flush=True)
+replacement = executor.restart(handle)
+print("result: redone", float(executor.submit(replacement, "big").result().sum()) == 1 << 20, flush=True)
+executor.shutdown()
+"""
+
+
+def test_a_result_lost_with_its_node_means_the_worker_died(tmp_path: Path) -> None:
+    """The race the league test above can hit: the call on the lost node had already finished."""
+    env = {**os.environ, **CLUSTER_ENV}
+    env.pop("RAY_ADDRESS", None)
+    with two_node_cluster(env) as (address, _head, other):
+        driver = subprocess.Popen(
+            [sys.executable, "-c", LOST_RESULT_DRIVER, address],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            assert driver.stdout is not None and driver.stdin is not None
+            for line in driver.stdout:  # Ray may log to stdout before the driver's own line
+                if line.strip() == "finished":
+                    break
+            else:
+                raise AssertionError(driver.stderr.read()[-3000:] if driver.stderr else "driver ended early")
+            other.kill()
+            out, err = driver.communicate("go\n", timeout=180)
+        finally:
+            kill_session(driver.pid)
+        assert driver.returncode == 0, err[-3000:]
+        results = [line for line in out.splitlines() if line.startswith("result: ")]  # (Ray logs here too)
+        assert results == [
+            "result: WorkerDied: rollout_worker_1's result was lost with its node (ObjectReconstructionFailedError)",
+            "result: redone True",
+        ], out[-3000:]
