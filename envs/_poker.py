@@ -194,6 +194,20 @@ class PokerGame:
             win_loss=False,
         )
 
+    def make_batched(self, num_envs: int, **options: Any) -> PokerBatchedEnv:
+        """``num_envs`` games stepped together (poker games take no options)."""
+        self._no_options(options)
+        return PokerBatchedEnv(self, num_envs)
+
+    def make_parallel(self, **options: Any) -> PokerParallelEnv:
+        """One game as a PettingZoo ``ParallelEnv`` (poker games take no options)."""
+        self._no_options(options)
+        return PokerParallelEnv(self)
+
+    def _no_options(self, options: dict[str, Any]) -> None:
+        if options:
+            raise ValueError(f"{self.rules.name} takes no options, got {sorted(options)}")
+
     def deal(self, seed: int, episode: int) -> np.ndarray:
         """(3,) cards of episode ``episode`` of a game seeded ``seed`` (public card -1 if none)."""
         idx = deal_index(seed_to_uint64(np.array([seed])), np.array([episode]), len(self.deals))

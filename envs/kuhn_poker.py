@@ -11,15 +11,11 @@ See ``envs/_poker.py`` for the batched and PettingZoo faces.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from envs._poker import (
     BettingState,
-    PokerBatchedEnv,
     PokerGame,
-    PokerParallelEnv,
     PokerRules,
 )
 from envs.parallel import UniformRandomPolicy
@@ -62,16 +58,9 @@ SPEC = GAME.spec
 FIXED_POLICIES = {"random": UniformRandomPolicy}
 
 
-def make_batched(num_envs: int, **kwargs: Any) -> PokerBatchedEnv:
-    """``num_envs`` Kuhn games stepped together (takes no options)."""
-    _no_options(kwargs)
-    return PokerBatchedEnv(GAME, num_envs)
-
-
-def make_parallel(**kwargs: Any) -> PokerParallelEnv:
-    """One Kuhn game as a PettingZoo ``ParallelEnv`` (takes no options)."""
-    _no_options(kwargs)
-    return PokerParallelEnv(GAME)
+#: the registry's factories: ``make_batched(num_envs)`` and ``make_parallel()`` (no options)
+make_batched = GAME.make_batched
+make_parallel = GAME.make_parallel
 
 
 def infostate_string(obs: np.ndarray, player: int) -> str:
@@ -80,8 +69,3 @@ def infostate_string(obs: np.ndarray, player: int) -> str:
     if observer != player:
         raise ValueError(f"obs belongs to player {observer}, not player {player}")
     return str(private) + "".join(_LETTERS[a] for a in node.rounds[0])
-
-
-def _no_options(kwargs: dict[str, Any]) -> None:
-    if kwargs:
-        raise ValueError(f"kuhn_poker takes no options, got {sorted(kwargs)}")

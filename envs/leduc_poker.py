@@ -14,15 +14,11 @@ private card, public card once dealt, then four [call, raise] pairs per round);
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from envs._poker import (
     BettingState,
-    PokerBatchedEnv,
     PokerGame,
-    PokerParallelEnv,
     PokerRules,
 )
 from envs.parallel import UniformRandomPolicy
@@ -76,16 +72,9 @@ SPEC = GAME.spec
 FIXED_POLICIES = {"random": UniformRandomPolicy}
 
 
-def make_batched(num_envs: int, **kwargs: Any) -> PokerBatchedEnv:
-    """``num_envs`` Leduc games stepped together (takes no options)."""
-    _no_options(kwargs)
-    return PokerBatchedEnv(GAME, num_envs)
-
-
-def make_parallel(**kwargs: Any) -> PokerParallelEnv:
-    """One Leduc game as a PettingZoo ``ParallelEnv`` (takes no options)."""
-    _no_options(kwargs)
-    return PokerParallelEnv(GAME)
+#: the registry's factories: ``make_batched(num_envs)`` and ``make_parallel()`` (no options)
+make_batched = GAME.make_batched
+make_parallel = GAME.make_parallel
 
 
 def infostate_string(obs: np.ndarray, player: int) -> str:
@@ -103,8 +92,3 @@ def infostate_string(obs: np.ndarray, player: int) -> str:
     for r, acts in enumerate(node.rounds):
         text += f"[Round{r + 1}: {' '.join(str(a) for a in acts)}]"
     return text
-
-
-def _no_options(kwargs: dict[str, Any]) -> None:
-    if kwargs:
-        raise ValueError(f"leduc_poker takes no options, got {sorted(kwargs)}")
