@@ -11,11 +11,17 @@ import numpy as np
 import pytest
 import yaml
 
+import envs
 from light_league.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
 QUICK = ["stop.max_generations=2", "scheduler.steps_per_generation=1024", "evaluation.episodes_per_pair=64"]
+
+
+def run_rps(run_dir: Path, *overrides: str) -> int:
+    """``main.py --config rps_tiny.yaml --run-dir RUN_DIR overrides...`` in this process."""
+    return main(["--config", RPS, "--run-dir", str(run_dir), *overrides])
 
 
 def generations(run_dir: Path) -> list[dict]:
@@ -59,7 +65,7 @@ def test_local_run_through_the_real_cli_writes_the_run_directory(tmp_path: Path)
 def test_local_runs_are_deterministic_under_a_seed(tmp_path: Path) -> None:
     outs = []
     for name in ("a", "b"):
-        assert main(["--config", RPS, "--run-dir", str(tmp_path / name), *QUICK]) == 0
+        assert run_rps(tmp_path / name, *QUICK) == 0
         outs.append([(g["nash"], g["elo"]) for g in generations(tmp_path / name)])
     assert outs[0] == outs[1]
 
@@ -88,16 +94,11 @@ def test_plugin_scheduler_runs_through_main(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))
     run_dir = tmp_path / "plugin"
-    code = main(
-        [
-            "--config",
-            RPS,
-            "--run-dir",
-            str(run_dir),
-            "scheduler={name: 'examples.my_scheduler:HardestFirstScheduler'}",
-            "stop.max_generations=2",
-            "evaluation.episodes_per_pair=16",
-        ]
+    code = run_rps(
+        run_dir,
+        "scheduler={name: 'examples.my_scheduler:HardestFirstScheduler'}",
+        "stop.max_generations=2",
+        "evaluation.episodes_per_pair=16",
     )
     assert code == 0
     gens = generations(run_dir)
@@ -118,56 +119,26 @@ def test_rps_league_nash_mixture_plays_the_known_equilibrium(tmp_path: Path) -> 
     from light_league.algorithms.mappo.serialization import load_policy
 
     run_dir = tmp_path / "rps"
-    assert (
-        main(
-            [
-                "--config",
-                RPS,
-                "--run-dir",
-                str(run_dir),
-                "scheduler={name: psro}",
-                "stop.max_generations=6",
-                "evaluation.episodes_per_pair=400",
-            ]
-        )
-        == 0
+    code = run_rps(
+        run_dir, "scheduler={name: psro}", "stop.max_generations=6", "evaluation.episodes_per_pair=400"
     )
+    assert code == 0
     last = generations(run_dir)[-1]
-    obs = np.zeros((1, 1), dtype=np.float32)
+    obs = np.zeros((1, envs.make_batched("rps", 1).spec.obs_dim), dtype=np.float32)
     mix = np.zeros(3)
     for pid, weight in last["nash"].items():
         if weight > 0:
             pol = load_policy(run_dir / "policies" / pid)
-            obs = np.zeros((1, _obs_dim(run_dir)), dtype=np.float32)
             mix += weight * np.exp(
                 pol.log_probs(obs, np.ones((1, 3), dtype=bool), np.zeros(1, dtype=np.int64))[0]
             )
     assert np.abs(mix - 1 / 3).max() < 0.12, mix
 
 
-def _obs_dim(run_dir: Path) -> int:
-    import envs
-
-    return envs.make_batched("rps", 1).spec.obs_dim
-
-
 @pytest.mark.ray
 def test_ray_backend_runs_the_same_experiment(tmp_path: Path, ray_session: None) -> None:
     run_dir = tmp_path / "ray"
-    assert (
-        main(
-            [
-                "--config",
-                RPS,
-                "--run-dir",
-                str(run_dir),
-                "execution.backend=ray",
-                "execution.num_workers=2",
-                *QUICK,
-            ]
-        )
-        == 0
-    )
+    assert run_rps(run_dir, "execution.backend=ray", "execution.num_workers=2", *QUICK) == 0
     gens = generations(run_dir)
     assert [g["generation"] for g in gens] == [0, 1]
     assert gens[-1]["env_steps"] > 0
@@ -177,20 +148,13 @@ def test_plugin_learner_runs_through_main(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))
     run_dir = tmp_path / "learner_plugin"
-    assert (
-        main(
-            [
-                "--config",
-                RPS,
-                "--run-dir",
-                str(run_dir),
-                "learner.kind=examples.my_learner:AnnealedEntropyLearner",
-                "learner.options={entropy_decay: 0.5, hidden_size: 16}",
-                *QUICK,
-            ]
-        )
-        == 0
+    code = run_rps(
+        run_dir,
+        "learner.kind=examples.my_learner:AnnealedEntropyLearner",
+        "learner.options={entropy_decay: 0.5, hidden_size: 16}",
+        *QUICK,
     )
+    assert code == 0
     assert len(generations(run_dir)) == 2
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
