@@ -209,8 +209,6 @@ class LeagueScheduler(TaskScheduler):
     config: LeagueSchedulerConfig
 
     def __init__(self, config: Section, *, seed: int) -> None:
-        if not isinstance(config, LeagueSchedulerConfig):
-            raise TypeError(f"LeagueScheduler needs a LeagueSchedulerConfig, got {type(config).__name__}")
         super().__init__(config, seed=seed)
         self.snapshot_counts: dict[str, int] = {}
         self.reset_counts: dict[str, int] = {}

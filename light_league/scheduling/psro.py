@@ -43,11 +43,6 @@ class PSROScheduler(TaskScheduler):
     Config: ClassVar[type[Section]] = PSROSchedulerConfig
     config: PSROSchedulerConfig
 
-    def __init__(self, config: Section, *, seed: int) -> None:
-        if not isinstance(config, PSROSchedulerConfig):
-            raise TypeError(f"PSROScheduler needs a PSROSchedulerConfig, got {type(config).__name__}")
-        super().__init__(config, seed=seed)
-
     def learners(self) -> list[LearnerSetup]:
         return [LearnerSetup(f"br_{seat}", AgentType.BEST_RESPONSE) for seat in range(self.config.players)]
 

@@ -45,8 +45,6 @@ class SelfPlayScheduler(TaskScheduler):
     config: SelfPlaySchedulerConfig
 
     def __init__(self, config: Section, *, seed: int) -> None:
-        if not isinstance(config, SelfPlaySchedulerConfig):
-            raise TypeError(f"SelfPlayScheduler needs a SelfPlaySchedulerConfig, got {type(config).__name__}")
         super().__init__(config, seed=seed)
         self.generations_trained = 0
 

@@ -98,6 +98,10 @@ class TaskScheduler(ABC):
     Config: ClassVar[type[Section]] = Section
 
     def __init__(self, config: Section, *, seed: int) -> None:
+        if not isinstance(config, self.Config):
+            raise TypeError(
+                f"{type(self).__name__} needs a {self.Config.__name__}, got {type(config).__name__}"
+            )
         self.config = config
         self.rng = np.random.default_rng(seed)
 
