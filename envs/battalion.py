@@ -632,7 +632,7 @@ class BattalionBatchedEnv(BatchedEnv):
             in_range & (ahead >= ARC_COS * d),
             in_range & (their >= ARC_COS * d),
         )
-        buf = np.empty((OTHER_FEATURES, b, u, u - 1))
+        buf = np.empty((OTHER_FEATURES, b, u, u - 1), dtype=np.float32)  # obs dtype: one cast per value
         for k, feat in enumerate(feats):
             buf[k] = feat
         buf *= self.active[:, cols]
