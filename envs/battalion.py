@@ -382,6 +382,16 @@ def _outcome(result: int) -> float:
 
 _COS = np.array(COS)
 _SIN = np.array(SIN)
+#: per action, (dx, dy) = (m[0] cos + m[1] sin, m[2] cos + m[3] sin) of the unit's heading (the
+#: zero terms add a signed zero, which leaves every position as the single-game env computes it)
+_MOVE = np.zeros((8, 4))
+_MOVE[ADVANCE] = (ADVANCE_SPEED, 0.0, 0.0, ADVANCE_SPEED)
+_MOVE[WITHDRAW] = (-WITHDRAW_SPEED, 0.0, 0.0, -WITHDRAW_SPEED)
+_MOVE[STEP_LEFT] = (0.0, -STEP_SPEED, STEP_SPEED, 0.0)
+_MOVE[STEP_RIGHT] = (0.0, STEP_SPEED, -STEP_SPEED, 0.0)
+#: heading change of each action
+_TURN = np.zeros(8, dtype=np.int64)
+_TURN[TURN_LEFT], _TURN[TURN_RIGHT] = 1, N_DIRS - 1
 _OUTCOME = np.array([0.0, 0.5, 1.0, 0.5], dtype=np.float32)
 _BONUS0 = np.array([-WIN_BONUS, 0.0, WIN_BONUS, 0.0, 0.0])  # indexed by result (-1 -> last)
 
@@ -401,6 +411,7 @@ class BattalionBatchedEnv(BatchedEnv):
         self._flip = seat == 1
         self._enemy = seat[others] != seat[:, None]  # (U, U-1)
         self._rows = np.arange(self.n_units)[:, None]
+        self._seat_firsts = np.array([[0], [team_size]])  # the first unit of each seat
         b, u = num_envs, self.n_units
         self.x, self.y = np.zeros((b, u)), np.zeros((b, u))
         self.h = np.zeros((b, u), dtype=np.int64)
@@ -481,19 +492,10 @@ class BattalionBatchedEnv(BatchedEnv):
 
     def _move(self, a: np.ndarray, moving: np.ndarray) -> None:
         c, s = _COS[self.h], _SIN[self.h]
-        zero = np.zeros_like(c)
-        dx = np.select(
-            [a == ADVANCE, a == WITHDRAW, a == STEP_LEFT, a == STEP_RIGHT],
-            [ADVANCE_SPEED * c, -(WITHDRAW_SPEED * c), -(STEP_SPEED * s), STEP_SPEED * s],
-            zero,
-        )
-        dy = np.select(
-            [a == ADVANCE, a == WITHDRAW, a == STEP_LEFT, a == STEP_RIGHT],
-            [ADVANCE_SPEED * s, -(WITHDRAW_SPEED * s), STEP_SPEED * c, -(STEP_SPEED * c)],
-            zero,
-        )
-        turn = np.where(a == TURN_LEFT, 1, 0) + np.where(a == TURN_RIGHT, N_DIRS - 1, 0)
-        self.h = np.where(moving, (self.h + turn) % N_DIRS, self.h)
+        k = _MOVE[a]  # (B, U, 4): each action's coefficients of cos and sin in dx and dy
+        dx = k[..., 0] * c + k[..., 1] * s
+        dy = k[..., 2] * c + k[..., 3] * s
+        self.h = np.where(moving, (self.h + _TURN[a]) % N_DIRS, self.h)
         self.x = np.where(moving, np.minimum(np.maximum(self.x + dx, 0.0), 1.0), self.x)
         self.y = np.where(moving, np.minimum(np.maximum(self.y + dy, 0.0), 1.0), self.y)
 
@@ -579,20 +581,24 @@ class BattalionBatchedEnv(BatchedEnv):
             obs[:, :, k] = feat
         self._observe_others(obs, xs, ys, hs, xi, yi, hi)
         obs[:, :, n_obs - 1] = (self.t / self.spec.max_steps)[:, None]
-        rows, so = self._rows, self._state_order
-        hs_so = hs[:, rows, so]
+        # the critic's view of the units is the same for every observer of a seat (units 0..n-1
+        # sit in seat 0, n..2n-1 in seat 1): build it from each seat's first unit, copy it to all
+        firsts, so = self._seat_firsts, self._state_order[self._seat_firsts[:, 0]]  # so: (2, U)
+        hs_so = hs[:, firsts, so]
         units = (
-            xs[:, rows, so],
-            ys[:, rows, so],
+            xs[:, firsts, so],
+            ys[:, firsts, so],
             _COS[hs_so],
             _SIN[hs_so],
             self.s[:, so],
             self.m[:, so],
             self.active[:, so],
         )
-        tail = state[:, :, n_obs:].reshape(b, u, u, UNIT_STATE_FEATURES)
+        per_seat = np.empty((b, 2, u, UNIT_STATE_FEATURES), dtype=np.float32)
         for k, feat in enumerate(units):
-            tail[..., k] = feat
+            per_seat[..., k] = feat
+        tail = state[:, :, n_obs:].reshape(b, 2, self.n, u * UNIT_STATE_FEATURES)
+        tail[...] = per_seat.reshape(b, 2, 1, u * UNIT_STATE_FEATURES)
         positions = np.stack([xi, yi], -1).astype(np.float32)
         return obs.copy(), state, positions
 

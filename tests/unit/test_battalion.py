@@ -55,6 +55,7 @@ def _compare_one(single: BattalionParallelEnv, actions: np.ndarray, step: battal
             assert rew[agent] == pytest.approx(float(step.reward[b, k]), abs=1e-6)
             if not step.done[b]:
                 np.testing.assert_array_equal(obs[agent], step.obs[b, k])
+                np.testing.assert_array_equal(single._game.observe(k)[1], step.state[b, k])  # critic
                 assert infos[agent]["action_mask"].astype(bool).tolist() == step.action_mask[b, k].tolist()
     assert (not single.agents) == bool(step.done[b])
     if not step.done[b]:
