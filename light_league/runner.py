@@ -144,7 +144,7 @@ class Runner:
             self.executor.call(self.policy_server, "freeze", lid, member_id)
             new.append(self.agents.add_snapshot(lid, str(self.run_dir.policies / member_id)))
         for lid in decisions.reset:
-            self.training.reset(lid)
+            self.training.reset(lid, decisions.reset_from.get(lid))
             self.agents.reset_learner(lid)
         return new
 

@@ -34,6 +34,7 @@ from light_league.scheduling.task_scheduler import (
 
 OpponentWeighting = Literal["pfsp", "nash", "pfsp_nash"]
 PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]
+ResetTarget = Literal["initial", "main_agent"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,7 +86,13 @@ def combine_weights(
 
 
 class CheckpointRules(Section):
-    """When a learner of a role is frozen into the population (pseudocode ``ready_to_checkpoint``)."""
+    """When a learner of a role is frozen into the population (pseudocode ``ready_to_checkpoint``),
+    and how many steps it trains per generation."""
+
+    steps_per_generation: int | None = Field(default=None, ge=1, le=10**12)
+    """Environment steps a learner of this role trains per generation; ``None`` takes the
+    scheduler's ``steps_per_generation``. Giving the main agents a larger share spends more of
+    the machine on the agents the league exists to produce."""
 
     checkpoint_min_steps: int = Field(default=20_000, ge=1, le=10**13)
     """Steps (as counted by ``LeagueView.steps_since_checkpoint``) before a snapshot is considered;
@@ -131,7 +138,18 @@ class MainAgentRules(CheckpointRules):
         return self
 
 
-class MainExploiterRules(CheckpointRules):
+class ResetRules(CheckpointRules):
+    """Snapshot rules plus where a reset goes."""
+
+    reset_to: ResetTarget = "initial"
+    """What a reset restarts from: ``initial`` (the learner's initial weights; AlphaStar's reset
+    to the supervised agent) or ``main_agent`` (a main agent's current weights, with fresh
+    optimisers). Without a supervised starting point the initial weights are a random network
+    that must relearn the game after every reset; from the main agent an exploiter starts as
+    strong as its target and spends its steps on finding its weaknesses."""
+
+
+class MainExploiterRules(ResetRules):
     """Opponents and snapshots of a main exploiter (pseudocode ``MainExploiter``)."""
 
     weighting: OpponentWeighting = "pfsp"
@@ -142,7 +160,7 @@ class MainExploiterRules(CheckpointRules):
     """Chance that a struggling exploiter uses the curriculum instead of the main agent (pseudocode 1.0; paper 0.5)."""
 
 
-class LeagueExploiterRules(CheckpointRules):
+class LeagueExploiterRules(ResetRules):
     """Opponents, snapshots and resets of a league exploiter (pseudocode ``LeagueExploiter``)."""
 
     weighting: OpponentWeighting = "pfsp_nash"
@@ -243,7 +261,7 @@ class LeagueScheduler(TaskScheduler):
                     learner_id=learner_id,
                     role=role,
                     opponents=mixture.normalised(),
-                    env_steps=self.config.steps_per_generation,
+                    env_steps=self._rules(role).steps_per_generation or self.config.steps_per_generation,
                     weighting=weighting,
                     info=mixture.info(),
                 )
@@ -253,7 +271,7 @@ class LeagueScheduler(TaskScheduler):
     def _main_agent_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
         rules = self.config.main_agent
         mixture = _Mixture()
-        members = league.members()
+        members = _trained(league.members())
         self_play_share = 1.0 - rules.pfsp_probability - rules.verification_probability
         if members:
             dist, weighting = self._frozen_distribution(
@@ -325,7 +343,7 @@ class LeagueScheduler(TaskScheduler):
         rules = self.config.main_exploiter
         mixture = _Mixture()
         weighting = "current_main"
-        members = league.members()
+        members = _trained(league.members())
         mains = _main_agent_ids(league)
         for main in mains:
             share = 1.0 / len(mains)
@@ -346,7 +364,7 @@ class LeagueScheduler(TaskScheduler):
     def _league_exploiter_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
         rules = self.config.league_exploiter
         mixture = _Mixture()
-        members = league.members()
+        members = _trained(league.members())
         if members:
             dist, weighting = self._frozen_distribution(
                 league, learner_id, members, rules.pfsp_curve, rules.weighting
@@ -385,6 +403,10 @@ class LeagueScheduler(TaskScheduler):
             self.snapshot_counts[learner_id] = self.snapshot_counts.get(learner_id, 0) + 1
             if self._resets_at_checkpoint(role):
                 decisions.reset.append(learner_id)
+                rules = self._rules(role)
+                if isinstance(rules, ResetRules) and rules.reset_to == "main_agent":
+                    mains = _main_agent_ids(league)
+                    decisions.reset_from[learner_id] = mains[int(self.rng.integers(len(mains)))]
                 self.reset_counts[learner_id] = self.reset_counts.get(learner_id, 0) + 1
         return decisions
 
@@ -445,6 +467,14 @@ def _main_agent_ids(league: LeagueView) -> list[str]:
             f"the league scheduler needs at least one main agent among the learners, got {league.learners()}"
         )
     return mains
+
+
+def _trained(members: list[AgentRecord]) -> list[AgentRecord]:
+    """``members`` without snapshots of untrained weights (a main agent's ``-v0``), unless only those
+    exist: a learner gains nothing from games against the random network it started from, and the
+    fixed baselines already stand for weak play."""
+    trained = [m for m in members if m.metadata.get("steps", 1) != 0]
+    return trained if trained else members
 
 
 def _history(members: list[AgentRecord], parent: str) -> list[AgentRecord]:

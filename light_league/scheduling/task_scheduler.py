@@ -84,6 +84,9 @@ class GenerationDecisions:
 
     snapshot: list[str] = field(default_factory=list)
     reset: list[str] = field(default_factory=list)
+    #: learners of ``reset`` that restart from another learner's current weights (learner ->
+    #: source learner) instead of their initial ones
+    reset_from: dict[str, str] = field(default_factory=dict)
 
 
 class TaskScheduler(ABC):

@@ -76,7 +76,12 @@ class ExactBRRunner:
     def get_version(self) -> int:
         return self.version
 
-    def reset(self) -> int:
+    def reset(self, source: str | None = None) -> int:
+        if source is not None:
+            raise ValueError(
+                f"an exact best response restarts from its initial policy only, not from {source!r}; "
+                "set the role's reset_to: initial"
+            )
         self.policy = self._initial
         self._publish()
         return self.version

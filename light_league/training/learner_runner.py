@@ -65,9 +65,13 @@ class LearnerRunner:
     def get_version(self) -> int:
         return self.version
 
-    def reset(self) -> int:
-        """Back to the initial weights and optimiser state (exploiter resets); returns the new version."""
+    def reset(self, source: str | None = None) -> int:
+        """Back to the initial learner state (exploiter resets); with ``source``, then take that
+        policy's current weights from the PolicyServer (fresh optimisers all the same). Returns
+        the new version."""
         self.learner.load_state_dict(copy.deepcopy(self._initial))
+        if source is not None:
+            self.learner.set_weights(self._policy_server.get(source).weights)
         self._episode_server.clear(self.learner_id)
         self._publish()
         return self.version

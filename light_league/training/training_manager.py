@@ -104,8 +104,10 @@ class TrainingManager:
         out.metrics = {lid: {k: v / out.updates[lid] for k, v in acc.items()} for lid, acc in sums.items()}
         return out
 
-    def reset(self, learner_id: str) -> None:
-        self.versions[learner_id] = int(self.executor.call(self.learners[learner_id], "reset"))
+    def reset(self, learner_id: str, source: str | None = None) -> None:
+        """Reset ``learner_id`` to its initial weights, or to learner ``source``'s current ones."""
+        handle = self.learners[learner_id]
+        self.versions[learner_id] = int(self.executor.call(handle, "reset", source))
 
     def refresh_versions(self) -> None:
         self.versions = {lid: int(self.executor.call(h, "get_version")) for lid, h in self.learners.items()}

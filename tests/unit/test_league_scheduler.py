@@ -355,3 +355,40 @@ def test_config_rejects_inconsistent_numbers() -> None:
         LeagueSchedulerConfig.model_validate(
             {"main_agent": {"pfsp_probability": 0.9, "verification_probability": 0.2}}
         )
+
+
+def test_reset_to_main_agent_names_the_source_and_initial_names_none() -> None:
+    league = checkpoint_league(40_000, 0.1)
+    plain = make_scheduler(league_exploiter={"reset_probability": 1.0}).after_training(league)
+    assert plain.reset == [LE, ME] and plain.reset_from == {}
+    warm = make_scheduler(
+        main_exploiter={"reset_to": "main_agent"},
+        league_exploiter={"reset_probability": 1.0, "reset_to": "main_agent"},
+    ).after_training(league)
+    assert warm.reset == [LE, ME] and warm.reset_from == {LE: MA, ME: MA}
+
+
+def test_role_steps_per_generation_overrides_the_scheduler_default() -> None:
+    scheduler = make_scheduler(
+        steps_per_generation=1000, main_agent={**PFSP_ONLY, "steps_per_generation": 3000}
+    )
+    steps = {t.learner_id: t.env_steps for t in scheduler.next_tasks(FakeLeague(league_learners()))}
+    assert steps == {MA: 3000, ME: 1000, LE: 1000}
+
+
+def test_untrained_snapshots_are_never_training_opponents_once_trained_ones_exist() -> None:
+    untrained = member("ma-v0", AgentType.MAIN_AGENT, parent=MA)
+    untrained.metadata["steps"] = 0
+    trained = member("ma-v1", AgentType.MAIN_AGENT, parent=MA)
+    trained.metadata["steps"] = 5000
+    league = FakeLeague(league_learners(), population=[untrained, trained])
+    for learner in (MA, ME, LE):
+        league.set_win_rates(learner, {"ma-v0": 0.5, "ma-v1": 0.5})
+    league.set_win_rates(ME, {MA: 0.0})  # a struggling exploiter: the curriculum branch
+    tasks = make_scheduler().next_tasks(league)
+    for task in tasks:
+        assert "ma-v0" not in task.opponents, (task.learner_id, task.opponents)
+    assert "ma-v1" in task_for(tasks, ME).opponents
+    only_untrained = FakeLeague(league_learners(), population=[untrained])
+    only_untrained.set_win_rates(LE, {"ma-v0": 0.5})
+    assert "ma-v0" in task_for(make_scheduler().next_tasks(only_untrained), LE).opponents

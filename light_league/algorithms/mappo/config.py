@@ -58,6 +58,27 @@ class MAPPOConfig(Section):
     entropy_coef: float = Field(0.01, ge=0.0, le=10.0)
     """Weight of the entropy bonus in the actor loss. Reference: 0.01."""
 
+    entropy_target: float | None = Field(None, gt=0.0, le=1.0)
+    """When set, ``entropy_coef`` is only the starting value: after each update the coefficient is
+    multiplied by ``exp(entropy_adapt_rate * (target - H) / target)``, where ``target`` is this
+    fraction of the uniform policy's entropy over the batch's legal actions and ``H`` the batch's
+    mean entropy (kept within ``[1e-5, 1]``). It holds the policy's entropy near the target, so
+    a learner against a moving league neither collapses to a deterministic policy (and stops
+    learning) nor stays uniform. ``None``: the coefficient is fixed (the reference)."""
+
+    entropy_adapt_rate: float = Field(0.1, gt=0.0, le=10.0)
+    """Step of the multiplicative entropy-coefficient adaptation (log units per update)."""
+
+    magnet_coef: float = Field(0.0, ge=0.0, le=100.0)
+    """Weight of ``KL(policy || magnet)`` in the actor loss (magnetic mirror descent; Sokota et
+    al., ICLR 2023). The magnet is a slowly moving copy of the actor: after each update its
+    parameters move ``magnet_rate`` of the way to the actor's. In two-player zero-sum games this
+    pulls the last iterate toward an equilibrium instead of cycling around it. 0: off."""
+
+    magnet_rate: float = Field(0.05, gt=0.0, le=1.0)
+    """Fraction of the way the magnet moves toward the actor after each update (1: the magnet is
+    the previous policy)."""
+
     value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
     """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
 

@@ -19,6 +19,8 @@ Deterministic under ``seed``: the seed fixes the initial weights and the shuffli
 
 from __future__ import annotations
 
+import copy
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,7 +36,7 @@ from light_league.algorithms.mappo.loss import (
     policy_loss,
     ppo_diagnostics,
 )
-from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
 
@@ -50,7 +52,11 @@ _MB_KEYS = (
     "actor_grad_norm",
     "critic_grad_norm",
     "grad_norm",
+    "magnet_kl",
 )
+
+#: bounds of the adaptive entropy coefficient (``entropy_target``)
+ENTROPY_COEF_RANGE = (1e-5, 1.0)
 
 
 def explained_variance(values: np.ndarray, returns: np.ndarray) -> float:
@@ -82,6 +88,8 @@ class MAPPOLearner(Learner):
             **config.architecture(),
         )
         self._initial_weights = self._policy.get_weights()
+        self._magnet = self._new_magnet()
+        self.entropy_coef = config.entropy_coef
         self._shuffle = torch.Generator().manual_seed(seed + 1)
         self._actor_opt, self._critic_opt = self._make_optimisers()
         self.num_updates = 0
@@ -108,13 +116,18 @@ class MAPPOLearner(Learner):
         self.samples_seen += int(data["actions"].shape[0])
         metrics = {k: v / n_mb for k, v in sums.items()}
         metrics.update(self._batch_metrics(data, explained, lr_frac))
+        metrics["entropy_coef"] = self.entropy_coef
+        self._adapt_entropy_coef(data)
+        self._move_magnet()
         return metrics
 
     def get_weights(self) -> dict[str, np.ndarray]:
         return self._policy.get_weights()
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        """The policy takes ``weights``; the magnet restarts from them (it belongs to the lineage)."""
         self._policy.set_weights(weights)
+        self._magnet = self._new_magnet()
 
     def policy_meta(self) -> dict[str, Any]:
         return {
@@ -139,6 +152,8 @@ class MAPPOLearner(Learner):
             "num_updates": self.num_updates,
             "samples_seen": self.samples_seen,
             "schedule_step": self._schedule_step,
+            "entropy_coef": self.entropy_coef,
+            "magnet": {k: v.detach().clone() for k, v in self._magnet.state_dict().items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -155,6 +170,11 @@ class MAPPOLearner(Learner):
         self.num_updates = int(state["num_updates"])
         self.samples_seen = int(state["samples_seen"])
         self._schedule_step = int(state["schedule_step"])
+        # states written before the regularisers existed: fixed coefficient, magnet = actor
+        self.entropy_coef = float(state.get("entropy_coef", self.config.entropy_coef))
+        self._magnet = self._new_magnet()
+        if "magnet" in state:
+            self._magnet.load_state_dict(state["magnet"])
 
     def reset_weights(self) -> None:
         """Back to the initial weights (ValueNorm included), fresh optimisers, lr schedule restarted.
@@ -164,6 +184,8 @@ class MAPPOLearner(Learner):
         self._policy.set_weights(self._initial_weights)
         self._actor_opt, self._critic_opt = self._make_optimisers()
         self._schedule_step = 0
+        self._magnet = self._new_magnet()
+        self.entropy_coef = self.config.entropy_coef
 
     @property
     def lr_fraction(self) -> float:
@@ -173,6 +195,49 @@ class MAPPOLearner(Learner):
             return 1.0
         progress = min(self._schedule_step / c.lr_decay_updates, 1.0)
         return 1.0 - (1.0 - c.lr_final_fraction) * progress
+
+    # ------------------------------------------------------------------ regularisers
+    def _new_magnet(self) -> torch.nn.Module:
+        """A frozen copy of the actor (the magnet of ``magnet_coef``)."""
+        magnet = copy.deepcopy(self._policy.actor)
+        magnet.requires_grad_(False)
+        return magnet
+
+    @torch.no_grad()
+    def _move_magnet(self) -> None:
+        """Magnet parameters move ``magnet_rate`` of the way toward the actor's."""
+        if self.config.magnet_coef <= 0.0:
+            return
+        rate = self.config.magnet_rate
+        for m, p in zip(self._magnet.parameters(), self._policy.actor.parameters()):
+            m.lerp_(p, rate)
+
+    @torch.no_grad()
+    def _adapt_entropy_coef(self, data: dict[str, torch.Tensor]) -> None:
+        """Multiplicative step of the entropy coefficient toward ``entropy_target`` (see config)."""
+        c = self.config
+        if c.entropy_target is None:
+            return
+        pol = self._policy
+        logp_all = torch.log_softmax(pol.masked_logits(data["obs"], data["mask"], data["agent_idx"]), dim=-1)
+        entropy = float(categorical_entropy(logp_all).mean())
+        legal = data["mask"].sum(dim=-1).clamp(min=1).to(torch.float32)
+        target = c.entropy_target * float(torch.log(legal).mean())
+        if target <= 0.0:
+            return
+        step = c.entropy_adapt_rate * (target - entropy) / target
+        low, high = ENTROPY_COEF_RANGE
+        self.entropy_coef = min(max(self.entropy_coef * math.exp(step), low), high)
+
+    def _magnet_kl(self, logp_all: torch.Tensor, mb: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Mean ``KL(policy || magnet)`` over the mini-batch's states (legal actions only)."""
+        pol = self._policy
+        with torch.no_grad():
+            magnet_logits = self._magnet(pol._with_id(mb["obs"], mb["agent_idx"]))
+            magnet_logp = torch.log_softmax(magnet_logits.masked_fill(~mb["mask"], ILLEGAL_LOGIT), dim=-1)
+        p = logp_all.exp()
+        terms = torch.where(mb["mask"], p * (logp_all - magnet_logp), torch.zeros_like(p))
+        return terms.sum(dim=-1).mean()
 
     # ------------------------------------------------------------------ phases
     def _make_optimisers(self) -> tuple[torch.optim.Adam, torch.optim.Adam]:
@@ -272,8 +337,13 @@ class MAPPOLearner(Learner):
         logp = logp_all.gather(1, mb["actions"][:, None]).squeeze(1)
         entropy = categorical_entropy(logp_all).mean()
         p_loss = policy_loss(logp, mb["old_logp"], mb["advantages"], clip=c.clip_param)
+        actor_loss = p_loss - self.entropy_coef * entropy
+        magnet_kl = torch.zeros(())
+        if c.magnet_coef > 0.0:
+            magnet_kl = self._magnet_kl(logp_all, mb)
+            actor_loss = actor_loss + c.magnet_coef * magnet_kl
         self._actor_opt.zero_grad(set_to_none=True)
-        (p_loss - c.entropy_coef * entropy).backward()
+        actor_loss.backward()
         actor_gn = self._clip_grads(list(pol.actor.parameters()))
         self._actor_opt.step()
 
@@ -302,6 +372,7 @@ class MAPPOLearner(Learner):
             "actor_grad_norm": actor_gn,
             "critic_grad_norm": critic_gn,
             "grad_norm": float(np.hypot(actor_gn, critic_gn)),
+            "magnet_kl": float(magnet_kl.detach()),
         }
 
     def _batch_metrics(

@@ -1,0 +1,237 @@
+"""League quality over seeds: how strong and how hard to exploit a shipped config's league gets.
+
+Runs ``main.py --config CONFIG experiment.seed=S`` for each seed, one after the other, with the
+config's own stop rules (or a wall budget given as ``CONFIG:MINUTES``, which replaces the stop
+rules), then reads each run directory back and prints, per seed and as mean / worst over seeds:
+
+* games with fixed baselines (``evaluation.baselines``, e.g. battalion's scripted ladder): for the
+  newest main-agent snapshot of every generation, its evaluation win rate against the strongest
+  baseline; the first generation from which that rate is at least ``--beat`` (0.75) while every
+  later snapshot keeps at least ``--hold`` (0.65); and the Nash mass of learned members at the
+  end;
+* games with exact NashConv (poker): NashConv against the run's own clock (wall seconds minus
+  the NashConv computation, as ``bench/exploitability_per_minute.py`` counts it) at marks, and
+  the stability of the last 5 generations (worst / best).
+
+    python bench/league_quality.py expr_configs/league.yaml --seeds 0 1 2
+    python bench/league_quality.py expr_configs/league_leduc.yaml:10 --seeds 0 1 2
+    python bench/league_quality.py --from-runs RUN_DIR [RUN_DIR ...]   # analyse finished runs
+    python bench/league_quality.py ... --markdown                       # tables as markdown
+
+The output starts with the date, the machine (cores, load average) and the library versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKS_S = (60, 120, 180, 300, 450, 600)
+LAST_K = 5
+
+
+@dataclass
+class RunSummary:
+    seed: str
+    run_dir: Path
+    generations: int = 0
+    wall_s: float = 0.0
+    env_steps: int = 0
+    #: battalion-like: newest main snapshot's win rate vs the strongest baseline, per generation
+    vs_best: list[float] = field(default_factory=list)
+    best_baseline: str = ""
+    learned_nash_mass: float | None = None
+    #: poker-like: (clock seconds, nash_conv) per generation
+    nash_conv: list[tuple[float, float]] = field(default_factory=list)
+
+
+def read_run(run_dir: Path, seed: str) -> RunSummary:
+    out = RunSummary(seed, run_dir)
+    records = [
+        json.loads(line)
+        for line in (run_dir / "generations.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    out.generations = len(records)
+    if not records:
+        return out
+    out.wall_s = float(records[-1]["wall_s"])
+    out.env_steps = int(records[-1]["env_steps"])
+    nash_conv_s = 0.0
+    for rec in records:
+        nash_conv_s += float(rec.get("timings", {}).get("exploitability", 0.0))
+        if rec.get("nash_conv") is not None:
+            out.nash_conv.append((float(rec["wall_s"]) - nash_conv_s, float(rec["nash_conv"])))
+        roles = {m["id"]: m["role"] for m in rec["population"]}
+        baselines = [pid for pid, role in roles.items() if role == "baseline"]
+        if baselines:
+            table = json.loads((run_dir / "payoff" / f"gen_{rec['generation']:04d}.json").read_text())
+            ids = table["agent_ids"]
+            rates = np.asarray(table["win_rates"], dtype=np.float64)
+            elo = rec.get("elo", {})
+            best = max(baselines, key=lambda b: elo.get(b, 0.0))
+            mains = [pid for pid in ids if roles.get(pid) == "main_agent"]
+            newest = mains[-1]
+            out.best_baseline = best
+            out.vs_best.append(float(rates[ids.index(newest), ids.index(best)]))
+    last = records[-1]
+    roles = {m["id"]: m["role"] for m in last["population"]}
+    out.learned_nash_mass = float(
+        sum(p for pid, p in last["nash"].items() if roles.get(pid) not in ("baseline", None))
+    )
+    return out
+
+
+def first_held(rates: list[float], beat: float, hold: float) -> int | None:
+    """First generation g with rates[g] >= beat and every later rate >= hold (None if none)."""
+    for g, r in enumerate(rates):
+        if r >= beat and all(x >= hold for x in rates[g:]):
+            return g
+    return None
+
+
+def nash_conv_at(points: list[tuple[float, float]], seconds: float) -> float | None:
+    values = [v for t, v in points if t <= seconds]
+    return values[-1] if values else None
+
+
+def run_seed(config: Path, minutes: float | None, seed: str, work: Path, extra: list[str]) -> RunSummary:
+    run_dir = work / f"{config.stem}_seed{seed}"
+    command = [sys.executable, "main.py", "--config", str(config), "--run-dir", str(run_dir), "--quiet"]
+    command.append(f"experiment.seed={seed}")
+    if minutes is not None:
+        command += [
+            f"stop.max_wall_s={minutes * 60}",
+            "stop.max_generations=1000000",
+            "stop.max_env_steps=null",
+            "stop.target_nash_conv=null",
+        ]
+    command += extra
+    log = work / f"{config.stem}_seed{seed}.log"
+    start = time.perf_counter()
+    with log.open("w", encoding="utf-8") as sink:
+        proc = subprocess.run(command, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"seed {seed} failed with status {proc.returncode}; see {log}")
+    print(f"# seed {seed}: {time.perf_counter() - start:.0f} s, {run_dir}", flush=True)
+    return read_run(run_dir, seed)
+
+
+def machine_line() -> str:
+    import torch
+
+    load = os.getloadavg()
+    return (
+        f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; {os.cpu_count()} cores, "
+        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; Python {platform.python_version()}, "
+        f"torch {torch.__version__}, numpy {np.__version__}"
+    )
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def report(runs: list[RunSummary], beat: float, hold: float, markdown: bool) -> None:
+    sep = " | "
+    head = (lambda cols: "| " + sep.join(cols) + " |") if markdown else (lambda cols: "  ".join(cols))
+    ladder = [r for r in runs if r.vs_best]
+    if ladder:
+        best = ladder[0].best_baseline
+        print(f"\nNewest main-agent snapshot vs {best} (evaluation win rate), per generation:")
+        for r in ladder:
+            print(f"  seed {r.seed}: " + " ".join(f"{x:.2f}" for x in r.vs_best))
+        cols = ["seed", "generations", "env steps", "wall s", f"first gen >= {beat} (later >= {hold})"]
+        cols += [f"last vs {best}", f"min vs {best} after it", "learned Nash mass"]
+        print()
+        print(head(cols))
+        if markdown:
+            print("|" + "---|" * len(cols))
+        held = []
+        for r in ladder:
+            g = first_held(r.vs_best, beat, hold)
+            held.append(g)
+            after = min(r.vs_best[g:]) if g is not None else None
+            row = [
+                r.seed,
+                str(r.generations),
+                str(r.env_steps),
+                f"{r.wall_s:.0f}",
+                "never" if g is None else str(g),
+            ]
+            row += [fmt(r.vs_best[-1], 2), fmt(after, 2), fmt(r.learned_nash_mass, 3)]
+            print(head(row))
+        masses = [r.learned_nash_mass or 0.0 for r in ladder]
+        worst_gen = None if any(g is None for g in held) else max(g for g in held if g is not None)
+        print(
+            f"\nworst seed: first held generation {worst_gen if worst_gen is not None else 'never'}; "
+            f"learned Nash mass mean {np.mean(masses):.3f}, worst {min(masses):.3f}"
+        )
+    exact = [r for r in runs if r.nash_conv]
+    if exact:
+        runs = exact
+        marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
+        cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
+        print()
+        print(head(cols))
+        if markdown:
+            print("|" + "---|" * len(cols))
+        ratios = []
+        for r in runs:
+            tail = [v for _, v in r.nash_conv[-LAST_K:]]
+            ratio = max(tail) / max(min(tail), 1e-12) if tail else None
+            ratios.append(ratio)
+            row = [r.seed, str(r.generations), *[fmt(nash_conv_at(r.nash_conv, m), 4) for m in marks]]
+            print(head([*row, fmt(ratio, 2)]))
+        at = [[nash_conv_at(r.nash_conv, m) for r in runs] for m in marks]
+        mean = [fmt(float(np.mean(v)) if None not in v else None, 4) for v in at]
+        worst = [fmt(max(v) if None not in v else None, 4) for v in at]  # type: ignore[type-var]
+        print(head(["mean", "", *mean, fmt(float(np.mean([x for x in ratios if x is not None])), 2)]))
+        print(head(["worst", "", *worst, fmt(max(x for x in ratios if x is not None), 2)]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("config", nargs="?", help="CONFIG or CONFIG:MINUTES (minutes replace the stop rules)")
+    parser.add_argument("--seeds", nargs="+", default=["0", "1", "2"])
+    parser.add_argument("--from-runs", nargs="+", type=Path, help="analyse finished run directories")
+    parser.add_argument("--beat", type=float, default=0.75)
+    parser.add_argument("--hold", type=float, default=0.65)
+    parser.add_argument("--work", type=Path, help="where run directories go (default: a temp dir)")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("overrides", nargs="*", default=[], help="extra key=value overrides for every seed")
+    args, extra = parser.parse_known_args()
+    print(f"# {machine_line()}")
+    if args.from_runs:
+        runs = [read_run(d, d.name) for d in args.from_runs]
+    else:
+        if not args.config:
+            parser.error("give a CONFIG or --from-runs")
+        path, _, minutes = args.config.partition(":")
+        work = args.work or Path(tempfile.mkdtemp(prefix="league_quality_"))
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"# {args.config}, seeds {' '.join(args.seeds)}, runs under {work}")
+        runs = [
+            run_seed(Path(path), float(minutes) if minutes else None, s, work, [*args.overrides, *extra])
+            for s in args.seeds
+        ]
+    report(runs, args.beat, args.hold, args.markdown)
+    print(f"# finished {machine_line()}")
+
+
+if __name__ == "__main__":
+    main()
