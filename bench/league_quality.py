@@ -17,6 +17,9 @@ rules), then reads each run directory back and prints, per seed and as mean / wo
     python bench/league_quality.py expr_configs/league_leduc.yaml:10 --seeds 0 1 2
     python bench/league_quality.py --from-runs RUN_DIR [RUN_DIR ...]   # analyse finished runs
     python bench/league_quality.py ... --markdown                       # tables as markdown
+    python bench/league_quality.py --from-runs RUN_DIR --explain        # per generation: who holds
+        # the Nash mass, and how each new snapshot scores against the previous Nash mixture (an
+        # exploiter that does its job scores above 0.5 there)
 
 The output starts with the date, the machine (cores, load average) and the library versions.
 """
@@ -92,6 +95,28 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
         sum(p for pid, p in last["nash"].items() if roles.get(pid) not in ("baseline", None))
     )
     return out
+
+
+def explain(run_dir: Path) -> None:
+    """Per generation: the Nash support, and each new member's expected win rate against the
+    previous generation's Nash mixture."""
+    print(f"\n{run_dir}: Nash support, and new members' win rate against the previous Nash mixture")
+    previous: tuple[list[str], np.ndarray] | None = None
+    for path in sorted((run_dir / "payoff").glob("gen_*.json")):
+        table = json.loads(path.read_text())
+        ids, nash = table["agent_ids"], np.asarray(table["nash"], dtype=np.float64)
+        rates = np.asarray(table["win_rates"], dtype=np.float64)
+        support = ", ".join(f"{ids[i]} {nash[i]:.2f}" for i in np.argsort(-nash) if nash[i] >= 0.01)
+        line = f"  gen {table['generation']:3d}  support: {support}"
+        if previous is not None:
+            old_ids, old_nash = previous
+            cols = [ids.index(pid) for pid in old_ids]
+            scores = {pid: float(rates[ids.index(pid), cols] @ old_nash) for pid in ids if pid not in old_ids}
+            line += "\n           new vs previous Nash: " + ", ".join(
+                f"{k} {v:.3f}" for k, v in scores.items()
+            )
+        print(line)
+        previous = (ids, nash)
 
 
 def first_held(rates: list[float], beat: float, hold: float) -> int | None:
@@ -213,6 +238,9 @@ def main() -> None:
     parser.add_argument("--hold", type=float, default=0.65)
     parser.add_argument("--work", type=Path, help="where run directories go (default: a temp dir)")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument(
+        "--explain", action="store_true", help="Nash support and exploiter scores per generation"
+    )
     parser.add_argument("overrides", nargs="*", default=[], help="extra key=value overrides for every seed")
     args, extra = parser.parse_known_args()
     print(f"# {machine_line()}")
@@ -230,6 +258,9 @@ def main() -> None:
             for s in args.seeds
         ]
     report(runs, args.beat, args.hold, args.markdown)
+    if args.explain:
+        for r in runs:
+            explain(r.run_dir)
     print(f"# finished {machine_line()}")
 
 

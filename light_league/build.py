@@ -65,6 +65,8 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"{did_you_mean(name, valid)} (valid: {listed})"
             )
     _learner_class(config)  # resolves the learner kind and validates its options
+    for role in config.learner.mappo_by_role:
+        config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(
             f"learner.kind: exact_br needs kuhn_poker or leduc_poker with open_spiel installed, "
@@ -151,13 +153,16 @@ def _assemble(
     learners: dict[str, Handle] = {}
     for setup in scheduler.learners():
         agents.register_learner(setup.learner_id, setup.role)
+        role_cfg = (
+            config.learner.mappo_for(setup.role.value) if config.learner.kind == "mappo" else learner_cfg
+        )
         learners[setup.learner_id] = executor.create(
             learner_cls,
             setup.learner_id,
             config.env.name,
             dict(config.env.options),
             config.learner.kind,
-            learner_cfg,
+            role_cfg,
             name=f"learner_{setup.learner_id}",
             cpus=0.25 if ex.backend == "ray" else 0.0,
             seed=derive_seed(seed, "learner", setup.learner_id),

@@ -36,3 +36,26 @@ def test_a_reset_main_exploiter_restarts_from_what_reset_to_names(tmp_path: Path
     assert exploiter["schedule_step"] == 0  # fresh optimisers and schedule either way
     trained = any(not torch.equal(mains["weights"][k], exploiter["initial_weights"][k]) for k in source)
     assert trained  # the two sources differ, so the test tells them apart
+
+
+def test_mappo_by_role_gives_each_role_its_own_fields(tmp_path: Path) -> None:
+    """The per-role MAPPO fields reach the learners: the entropy coefficient each learner logs to
+    TensorBoard is its role's."""
+    from tensorboard.backend.event_processing.event_accumulator import SCALARS, EventAccumulator
+
+    run_dir = tmp_path / "run"
+    overrides = [
+        "stop.max_generations=1",
+        "learner.mappo.entropy_coef=0.01",
+        "learner.mappo_by_role={main_exploiter: {entropy_coef: 0.003}, league_exploiter: {entropy_coef: 0.2}}",
+    ]
+    assert main(["--config", str(CONFIG), "--run-dir", str(run_dir), "--quiet", *overrides]) == 0
+    acc = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={SCALARS: 0})
+    acc.Reload()
+    logged = {
+        learner: acc.Scalars(f"train/{learner}/entropy_coef")[-1].value
+        for learner in ("main_agent_0", "main_exploiter_0", "league_exploiter_0")
+    }
+    assert logged == pytest.approx(
+        {"main_agent_0": 0.01, "main_exploiter_0": 0.003, "league_exploiter_0": 0.2}
+    )

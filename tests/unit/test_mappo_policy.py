@@ -317,3 +317,32 @@ def test_magnet_moves_toward_the_actor_and_survives_save_and_reset() -> None:
     assert a.entropy_coef == cfg.entropy_coef
     for k, v in a._magnet.state_dict().items():
         torch.testing.assert_close(v, a.policy.actor.state_dict()[k])
+
+
+def test_entropy_coefficient_follows_the_linear_schedule_to_its_final_fraction() -> None:
+    cfg = MAPPOConfig(entropy_coef=0.1, lr_schedule="linear", lr_decay_updates=4, entropy_final_fraction=0.2)
+    learner = MAPPOLearner(SPEC, cfg, seed=0)
+    batch = bandit_batch(learner.policy, np.random.default_rng(5))
+    coefs = [learner.update(batch)["entropy_coef"] for _ in range(6)]
+    assert coefs == pytest.approx([0.1, 0.08, 0.06, 0.04, 0.02, 0.02])
+    constant = MAPPOLearner(SPEC, MAPPOConfig(entropy_coef=0.1, entropy_final_fraction=0.2), seed=0)
+    assert constant.update(batch)["entropy_coef"] == 0.1  # no schedule, no decay
+
+
+def test_mappo_by_role_merges_fields_and_names_bad_ones() -> None:
+    from light_league.config import LearnerSection
+
+    section = LearnerSection.model_validate(
+        {
+            "mappo": {"entropy_coef": 0.05, "clip_param": 0.1},
+            "mappo_by_role": {"main_exploiter": {"clip_param": 0.2}},
+        }
+    )
+    exploiter = section.mappo_for("main_exploiter")
+    assert (exploiter.clip_param, exploiter.entropy_coef) == (0.2, 0.05)
+    assert section.mappo_for("main_agent") is section.mappo
+    bad = LearnerSection.model_validate({"mappo_by_role": {"main_exploiter": {"clip_parm": 0.2}}})
+    with pytest.raises(
+        ConfigError, match=r"learner\.mappo_by_role\.main_exploiter\.clip_parm.*did you mean clip_param"
+    ):
+        bad.mappo_for("main_exploiter")

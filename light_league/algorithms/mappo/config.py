@@ -58,6 +58,12 @@ class MAPPOConfig(Section):
     entropy_coef: float = Field(0.01, ge=0.0, le=10.0)
     """Weight of the entropy bonus in the actor loss. Reference: 0.01."""
 
+    entropy_final_fraction: float = Field(1.0, ge=0.0, le=1.0)
+    """With ``lr_schedule: linear``, the entropy coefficient falls along the same schedule to this
+    fraction of ``entropy_coef`` (1: it stays fixed). In poker-like games a large early bonus
+    keeps the learners exploring and mixing; a small late one lets the policies become as sharp
+    as an equilibrium is (most of a poker equilibrium's actions are pure)."""
+
     entropy_target: float | None = Field(None, gt=0.0, le=1.0)
     """When set, ``entropy_coef`` is only the starting value: after each update the coefficient is
     multiplied by ``exp(entropy_adapt_rate * (target - H) / target)``, where ``target`` is this

@@ -104,6 +104,7 @@ class MAPPOLearner(Learner):
     def update(self, batch: SampleBatch) -> dict[str, float]:
         data, explained = self._prepare(batch)
         lr_frac = self._apply_lr_schedule()
+        entropy_coef = self._scheduled_entropy_coef()  # constant within the update
         sums = dict.fromkeys(_MB_KEYS, 0.0)
         n_mb = 0
         for _ in range(self.config.ppo_epoch):
@@ -116,7 +117,7 @@ class MAPPOLearner(Learner):
         self.samples_seen += int(data["actions"].shape[0])
         metrics = {k: v / n_mb for k, v in sums.items()}
         metrics.update(self._batch_metrics(data, explained, lr_frac))
-        metrics["entropy_coef"] = self.entropy_coef
+        metrics["entropy_coef"] = entropy_coef
         self._adapt_entropy_coef(data)
         self._move_magnet()
         return metrics
@@ -211,6 +212,15 @@ class MAPPOLearner(Learner):
         rate = self.config.magnet_rate
         for m, p in zip(self._magnet.parameters(), self._policy.actor.parameters()):
             m.lerp_(p, rate)
+
+    def _scheduled_entropy_coef(self) -> float:
+        """The entropy coefficient of this update: the adaptive/fixed one, times the schedule's
+        progress toward ``entropy_final_fraction`` (see config)."""
+        c = self.config
+        if c.lr_schedule == "constant" or c.entropy_final_fraction == 1.0:
+            return self.entropy_coef
+        progress = min(self._schedule_step / c.lr_decay_updates, 1.0)
+        return self.entropy_coef * (1.0 - (1.0 - c.entropy_final_fraction) * progress)
 
     @torch.no_grad()
     def _adapt_entropy_coef(self, data: dict[str, torch.Tensor]) -> None:
@@ -337,7 +347,7 @@ class MAPPOLearner(Learner):
         logp = logp_all.gather(1, mb["actions"][:, None]).squeeze(1)
         entropy = categorical_entropy(logp_all).mean()
         p_loss = policy_loss(logp, mb["old_logp"], mb["advantages"], clip=c.clip_param)
-        actor_loss = p_loss - self.entropy_coef * entropy
+        actor_loss = p_loss - self._scheduled_entropy_coef() * entropy
         magnet_kl = torch.zeros(())
         if c.magnet_coef > 0.0:
             magnet_kl = self._magnet_kl(logp_all, mb)
