@@ -177,7 +177,7 @@ def report(runs: list[RunSummary], beat: float, hold: float, markdown: bool) -> 
         best = ladder[0].best_baseline
         print(f"\nNewest main-agent snapshot vs {best} (evaluation win rate), per generation:")
         for r in ladder:
-            print(f"  seed {r.seed}: " + " ".join(f"{x:.2f}" for x in r.vs_best))
+            print(f"  {r.seed}: " + " ".join(f"{x:.2f}" for x in r.vs_best))
         cols = ["seed", "generations", "env steps", "wall s", f"first gen >= {beat} (later >= {hold})"]
         cols += [f"last vs {best}", f"min vs {best} after it", "learned Nash mass"]
         print()
@@ -207,6 +207,9 @@ def report(runs: list[RunSummary], beat: float, hold: float, markdown: bool) -> 
     exact = [r for r in runs if r.nash_conv]
     if exact:
         runs = exact
+        print("\nNashConv of the Nash mixture, per generation:")
+        for r in runs:
+            print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for _, v in r.nash_conv))
         marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
         cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
         print()
