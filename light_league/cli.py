@@ -54,6 +54,9 @@ def _report_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir")
     p.add_argument("--generation", type=int, default=None, help="generation to show (default: latest)")
     p.add_argument("--csv", default=None, help="also write that generation's payoff table as CSV here")
+    p.add_argument(
+        "--full", action="store_true", help="the whole payoff table (default: above 12 members, the focus)"
+    )
     return p
 
 
@@ -82,7 +85,7 @@ def _report(args: list[str]) -> int:
     run_dir = Path(ns.run_dir)
     if not run_dir.is_dir():
         raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
-    print(report(run_dir, generation=ns.generation, csv_path=ns.csv))
+    print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full))
     return 0
 
 

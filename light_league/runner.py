@@ -167,7 +167,7 @@ class Runner:
         self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
     ) -> dict[str, Any]:
         from light_league.build import save_checkpoint
-        from light_league.tracking.logger import PayoffSnapshot
+        from light_league.tracking.logger import PayoffSnapshot, newest_entries
         from light_league.tracking.report import save_payoff_snapshot
 
         snapshot = PayoffSnapshot(gen, stats.ids, stats.roles, stats.win_rates, stats.games, stats.nash)
@@ -198,6 +198,7 @@ class Runner:
         }
         if self.last_nash_conv is not None:
             record["nash_conv"] = self.last_nash_conv
+        record["newest"] = newest_entries(snapshot, record["elo"])
         self.logger.log_payoff(snapshot)
         self.logger.log_scalars(self._scalars(record, outcome, stats), gen)
         self.logger.flush()

@@ -206,6 +206,9 @@ def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -
         # Ray starts its workers at niceness 15; on a busy machine they then starve behind the
         # driver and everything else. A locally started instance runs them at normal priority.
         os.environ.setdefault("RAY_worker_niceness", "0")
+        # Token authentication stays on for the instance we start (Ray's default), chosen
+        # explicitly so that Ray does not open every run with its notice about the default.
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
         ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
         return
     try:

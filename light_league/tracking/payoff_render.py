@@ -19,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.logger import PayoffSnapshot, newest_snapshots
 
 #: colour of each league role in the charts (unknown roles are grey)
 ROLE_COLORS = {
@@ -42,7 +42,6 @@ SUPPORT_MIN_MASS = 5e-4
 #: CSS pixels wide, so every label is readable without zooming
 IMAGE_WIDTH_PX = 560
 _DPI = 100
-_VERSIONED_ID = re.compile(r"^(?P<lineage>.+)-v(?P<version>\d+)$")
 _NAN_CELL = "–"
 _CELL = re.compile(r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*\((?P<games>\d+)\)\s*$")
 _PIPE = re.compile(r"(?<!\\)\|")
@@ -62,19 +61,6 @@ class Focus:
     def members(self) -> list[int]:
         """The union, grouped in role blocks (``ROLE_ORDER``), population order within a block."""
         return role_ordered(self.roles, sorted({*self.baselines, *self.support, *self.newest}))
-
-
-def newest_snapshots(agent_ids: list[str], roles: list[str]) -> list[int]:
-    """Index of each learner's newest snapshot: ids ``<learner>-v<k>``, the largest ``k`` per learner."""
-    newest: dict[str, tuple[int, int]] = {}
-    for i, (agent, role) in enumerate(zip(agent_ids, roles, strict=True)):
-        match = _VERSIONED_ID.match(agent)
-        if role == "baseline" or match is None:
-            continue
-        version = int(match["version"])
-        if match["lineage"] not in newest or version > newest[match["lineage"]][0]:
-            newest[match["lineage"]] = (version, i)
-    return sorted(i for _, i in newest.values())
 
 
 def focus(snapshot: PayoffSnapshot) -> Focus:
