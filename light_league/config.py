@@ -213,6 +213,17 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     """Read, override and validate an experiment config."""
     raw = read_yaml(path) if path is not None else {}
     raw = apply_overrides(raw, list(overrides or []))
-    source = str(path) if path is not None else ""
-    cfg: ExperimentConfig = validate_section(ExperimentConfig, raw, source=source)
+    try:
+        cfg: ExperimentConfig = validate_section(ExperimentConfig, raw)
+    except ConfigError as exc:
+        raise ConfigError(_blame(str(exc), path, list(overrides or []))) from None
     return cfg
+
+
+def _blame(message: str, path: str | Path | None, overrides: list[str]) -> str:
+    """Prefix a validation message with where the bad value came from: an override or the file."""
+    for text in reversed(overrides):  # the last override of a key is the one that counts
+        key = ".".join(parse_override(text)[0])
+        if message.startswith((f"{key}:", f"{key}.")):
+            return f"command-line override {text!r}: {message}"
+    return f"{path}: {message}" if path is not None else message
