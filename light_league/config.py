@@ -118,7 +118,7 @@ class StopSection(Section):
     max_wall_s: float | None = Field(None, gt=0.0)
     """Stop at the end of the first generation past this wall time."""
     target_nash_conv: float | None = Field(None, ge=0.0)
-    """Stop when the exact NashConv of the Nash mixture reaches this value."""
+    """Stop when the exact NashConv of the Nash mixture reaches this value (within 1e-9, so 0 works)."""
 
 
 class ExperimentConfig(Section):
