@@ -212,12 +212,23 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
     """Read, override and validate an experiment config."""
     raw = read_yaml(path) if path is not None else {}
+    raw = _switch_scheduler(raw, list(overrides or []))
     raw = apply_overrides(raw, list(overrides or []))
     try:
         cfg: ExperimentConfig = validate_section(ExperimentConfig, raw)
     except ConfigError as exc:
         raise ConfigError(_blame(str(exc), path, list(overrides or []))) from None
     return cfg
+
+
+def _switch_scheduler(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """An override naming another scheduler starts the section afresh: the file's other
+    ``scheduler`` keys configure the file's scheduler, which no longer runs."""
+    names = [parse_override(t)[1] for t in overrides if parse_override(t)[0] == ["scheduler", "name"]]
+    section = raw.get("scheduler")
+    if names and isinstance(section, dict) and section.get("name") != names[-1]:
+        raw = {**raw, "scheduler": {}}
+    return raw
 
 
 def _blame(message: str, path: str | Path | None, overrides: list[str]) -> str:

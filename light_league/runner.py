@@ -204,6 +204,7 @@ class Runner:
                     "weighting": t.weighting,
                     "env_steps": outcome.env_steps.get(t.learner_id, 0),
                     "opponents": {k: round(v, 4) for k, v in t.opponents.items()},
+                    "info": t.info,  # e.g. the league's branch masses and fallbacks taken
                 }
                 for t in tasks
             ],

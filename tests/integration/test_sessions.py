@@ -33,6 +33,10 @@ def test_resume_overrides_are_stored_and_a_finished_run_says_so(
     sessions = json.loads((run_dir / "manifest.json").read_text())["sessions"]
     assert len(sessions) == 2 and sessions[1]["argv"][-1] == "stop.max_generations=2"
     assert [g["generation"] for g in _generations(run_dir)] == [0, 1]
+    tasks = _generations(run_dir)[1]["tasks"]
+    assert {t["learner"] for t in tasks} == {"main_agent_0", "main_exploiter_0", "league_exploiter_0"}  # type: ignore[union-attr]
+    for task in tasks:  # type: ignore[union-attr]
+        assert set(task["info"]) == {"branches", "fallbacks"}  # docs/league.md: recorded per task
     assert sorted(p.name for p in (run_dir / "checkpoint").iterdir()) == ["gen_0001", "latest.json"]
     capsys.readouterr()
 
