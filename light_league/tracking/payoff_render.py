@@ -224,9 +224,9 @@ def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
     k = len(shown)
     rates = snapshot.win_rates[np.ix_(shown, shown)]
     games = snapshot.games[np.ix_(shown, shown)]
-    width = IMAGE_WIDTH_PX / _DPI
-    fig = Figure(figsize=(width, 1.9 + 0.26 * k), dpi=_DPI, layout="constrained")
-    ax = fig.add_subplot()
+    labels = [snapshot.agent_ids[i] for i in shown]
+    fontsize = 8 if k <= 14 else 6.5
+    ax = _square_axes(labels, fontsize)
     ax.set_facecolor("#dddddd")
     shown_rates = rates.copy()
     np.fill_diagonal(shown_rates, np.nan)
@@ -238,8 +238,6 @@ def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
     if k <= MAX_ANNOTATED_AGENTS:
         _annotate_cells(ax, rates, games)
     _draw_role_blocks(ax, [snapshot.roles[i] for i in shown])
-    labels = [snapshot.agent_ids[i] for i in shown]
-    fontsize = 8 if k <= 14 else 6.5
     ax.set_xticks(range(k), labels, rotation=90, fontsize=fontsize)
     ax.set_yticks(range(k), labels, fontsize=fontsize)
     for axis_labels in (ax.get_xticklabels(), ax.get_yticklabels()):
@@ -252,10 +250,33 @@ def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
         if k == snapshot.size
         else f"{k} of {snapshot.size} members: baselines, Nash support, newest"
     )
-    ax.set_title(
-        f"Generation {snapshot.generation}: win rate of row vs column\n{part}", fontsize=9, loc="left"
-    )
+    fig: Figure = ax.figure  # type: ignore[assignment]
+    _title(fig, f"Generation {snapshot.generation}: win rate of row vs column\n{part}")
     return fig
+
+
+def _title(fig: Figure, text: str) -> None:
+    """A title from the figure's left edge (an axes title would be clipped at the image edge)."""
+    fig.text(6 / IMAGE_WIDTH_PX, 1 - 4 / (fig.get_figheight() * _DPI), text, fontsize=9, va="top", ha="left")
+
+
+def _text_px(labels: list[str], fontsize: float) -> float:
+    """Width in pixels of the longest label (DejaVu Sans averages about 0.62 em per character)."""
+    return max((len(label) for label in labels), default=0) * 0.62 * fontsize * _DPI / 72
+
+
+def _square_axes(labels: list[str], fontsize: float) -> Axes:
+    """Axes for a k x k grid of square cells, margins sized for the labels: a fixed layout, as
+    matplotlib's layout engines cost more than the drawing itself."""
+    k = max(len(labels), 1)
+    margin = _text_px(labels, fontsize) + 10
+    top, right = 42.0, 62.0
+    cell = min((IMAGE_WIDTH_PX - margin - right) / k, 44.0)
+    height = top + margin + cell * k
+    fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, height / _DPI), dpi=_DPI)
+    return fig.add_axes(
+        (margin / IMAGE_WIDTH_PX, margin / height, cell * k / IMAGE_WIDTH_PX, cell * k / height)
+    )
 
 
 def payoff_heatmap_png(snapshot: PayoffSnapshot) -> np.ndarray:
@@ -286,14 +307,11 @@ def _draw_role_blocks(ax: Axes, roles: list[str]) -> None:
 def _nash_column(ax: Axes, snapshot: PayoffSnapshot, shown: list[int], fontsize: float) -> None:
     """Each row's Nash mass (and ``new`` for newest snapshots) in the right margin."""
     newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
-    right = ax.secondary_yaxis("right")
-    marks = []
-    for i in shown:
+    x = len(shown) - 0.5 + 0.15
+    ax.text(x, -0.6, "Nash", fontsize=fontsize, va="bottom", ha="left")
+    for row, i in enumerate(shown):
         mass = f"{snapshot.nash[i]:.2f}" if snapshot.nash[i] >= SUPPORT_MIN_MASS else "·"
-        marks.append(f"{mass} new" if i in newest else mass)
-    right.set_yticks(range(len(shown)), marks, fontsize=fontsize)
-    right.tick_params(length=0)
-    right.set_ylabel("Nash mass", fontsize=fontsize)
+        ax.text(x, row, f"{mass} new" if i in newest else mass, fontsize=fontsize, va="center", ha="left")
 
 
 def _nan_patch(i: int, j: int) -> Rectangle:
@@ -320,12 +338,21 @@ def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     """The Nash chart as a matplotlib ``Figure`` (see :func:`nash_bar_png`)."""
     bars = _nash_bars(snapshot)
     newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
-    fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, 1.3 + 0.24 * len(bars)), dpi=_DPI, layout="constrained")
-    ax = fig.add_subplot()
+    labels = [snapshot.agent_ids[i] + (" (newest)" if i in newest else "") for i in bars]
+    left, top, bottom = _text_px(labels, 8) + 10, 42.0, 40.0
+    height = top + bottom + 22.0 * len(bars)
+    fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, height / _DPI), dpi=_DPI)
+    ax = fig.add_axes(
+        (
+            left / IMAGE_WIDTH_PX,
+            bottom / height,
+            1 - (left + 16) / IMAGE_WIDTH_PX,
+            1 - (top + bottom) / height,
+        )
+    )
     masses = [float(snapshot.nash[i]) for i in bars]
     rects = ax.barh(range(len(bars)), masses, color=[_role_color(snapshot.roles[i]) for i in bars])
     ax.bar_label(rects, labels=[f"{m:.3f}" for m in masses], fontsize=8, padding=2)
-    labels = [snapshot.agent_ids[i] + (" (newest)" if i in newest else "") for i in bars]
     ax.set_yticks(range(len(bars)), labels, fontsize=8)
     for tick, i in zip(ax.get_yticklabels(), bars, strict=True):
         tick.set_color(_role_color(snapshot.roles[i]))
@@ -340,11 +367,10 @@ def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     if support > shown_support:
         note = f"; the {shown_support} largest shown"
     else:
-        note = f"; {rest} more members not shown, each 0" if rest else ""
-    ax.set_title(
+        note = f"; {rest} others (mass 0) not shown" if rest else ""
+    _title(
+        fig,
         f"Generation {snapshot.generation}: Nash mixture\n{support} of {snapshot.size} members in the support{note}",
-        fontsize=9,
-        loc="left",
     )
     seen = dict.fromkeys(snapshot.roles[i] for i in bars)
     ax.legend(handles=[Patch(color=_role_color(r), label=r) for r in seen], fontsize=7, loc="lower right")
