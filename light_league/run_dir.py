@@ -22,6 +22,7 @@ Layout::
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import subprocess
 import sys
@@ -160,7 +161,9 @@ class RunDir:
         """Record a ``--resume`` session in the manifest (its command line and config hash)."""
         manifest = read_json(self.manifest, what="run manifest", fix="restore it or start a new run")
         if not isinstance(manifest, dict):
-            raise ConfigError(f"run manifest {self.manifest} is not a JSON object; restore it or start a new run")
+            raise ConfigError(
+                f"run manifest {self.manifest} is not a JSON object; restore it or start a new run"
+            )
         manifest.setdefault("sessions", []).append(_session(config_hash, argv))
         manifest["config_hash"] = config_hash
         atomic_write_json(self.manifest, manifest)
@@ -169,6 +172,8 @@ class RunDir:
 def _session(config_hash: str, argv: list[str]) -> dict[str, Any]:
     return {
         "started": dt.datetime.now().isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "argv": argv,
         "config_hash": config_hash,
         "git_revision": git_revision(),

@@ -262,5 +262,5 @@ class Console:
         if len(board) > self._top_k:
             table.add_row("", f"... {len(board) - self._top_k} more", "", "", "")
         footer = [line for line in (metrics_line(stats), timings_line(stats)) if line]
-        parts = [newest, ""] if newest.row_count else []
+        parts: list[Table | str] = [newest, ""] if newest.row_count else []
         return Panel(Group(*parts, table, *footer), title=headline(generation, stats), title_align="left")

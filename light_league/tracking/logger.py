@@ -151,7 +151,10 @@ def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[
     baselines = [i for i, r in enumerate(snapshot.roles) if r == "baseline"]
     best = max(baselines, key=lambda i: ratings.get(snapshot.agent_ids[i], float("-inf")), default=None)
     entries: list[NewestEntry] = []
-    for i in newest_snapshots(snapshot.agent_ids, snapshot.roles):
+    order = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
+    indices = newest_snapshots(snapshot.agent_ids, snapshot.roles)
+    indices.sort(key=lambda i: order.index(snapshot.roles[i]) if snapshot.roles[i] in order else len(order))
+    for i in indices:
         agent = snapshot.agent_ids[i]
         rate = None if best is None else float(snapshot.win_rates[i, best])
         entries.append(
