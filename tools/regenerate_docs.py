@@ -19,7 +19,9 @@ block equals its rendering, so a number in the docs is the number in the files.
 Data sets and how to renew them:
 
 - ``league_run``: ``python main.py --config expr_configs/league.yaml --run-dir runs/docs_league``,
-  then ``python tools/regenerate_docs.py --capture league_run runs/docs_league``;
+  then ``python tools/regenerate_docs.py --capture league_run runs/docs_league`` and
+  ``python tools/tensorboard_screenshot.py runs/docs_league --height 900`` (the screenshot whose
+  caption the ``league_run_screenshot`` figure is);
 - ``tensorboard_cost``: ``python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json``,
   then ``python tools/regenerate_docs.py --only tensorboard_cost``.
 """
@@ -171,6 +173,26 @@ def render_league_run_console(data: Path) -> str:
     )
 
 
+def render_league_run_screenshot(data: Path) -> str:
+    """The caption of docs/img/tensorboard_payoff.png, taken from the captured run's last generation."""
+    snapshot = _snapshot(data / "last_payoff.json")
+    support = sorted(
+        ((p, a) for a, p in zip(snapshot.agent_ids, snapshot.nash, strict=True) if p >= 5e-4), reverse=True
+    )
+    newest = [e["id"] for e in newest_entries(snapshot, {}) if e["role"] == "main_agent"]
+    return (
+        f"(Generation {snapshot.generation} of the `league.yaml` run in [league.md](league.md), "
+        f"{snapshot.size} members, TensorBoard at its default settings in headless Chromium, 1000 x 900 CSS "
+        "pixels: `python tools/regenerate_docs.py --capture league_run RUN_DIR` and "
+        "`python tools/tensorboard_screenshot.py RUN_DIR --height 900` on the same run (`--relog` draws a "
+        "run made before the current charts anew from its payoff files). The heatmap shows "
+        "the focus: the Nash support is "
+        + ", ".join(f"`{a}` {p:.2f}" for p, a in support)
+        + (f", and the row of the newest main snapshot `{newest[0]}` gives its win rate" if newest else "")
+        + f" against every baseline. {_provenance(data)})"
+    )
+
+
 def render_tensorboard_cost(data: Path) -> str:
     result = json.loads(data.read_text(encoding="utf-8"))
     versions = ", ".join(f"{k} {v}" for k, v in result["versions"].items())
@@ -187,6 +209,7 @@ def render_tensorboard_cost(data: Path) -> str:
 FIGURES = (
     Figure("league_run_table", "league.md", "league_run", render_league_run_table),
     Figure("league_run_console", "quickstart.md", "league_run", render_league_run_console),
+    Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
 )
 CAPTURES = {"league_run": capture_league_run}
