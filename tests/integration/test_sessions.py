@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +56,13 @@ def test_target_nash_conv_zero_stops_an_exact_equilibrium(tmp_path: Path) -> Non
     records = _generations(run_dir)
     assert len(records) < 40
     assert 0.0 <= float(records[-1]["nash_conv"]) <= 1e-9  # type: ignore[arg-type]
+
+
+def test_a_local_ray_run_does_not_open_with_rays_token_notice(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}  # Ray's own default
+    command = [sys.executable, "main.py", "--config", RPS, "--run-dir", str(tmp_path / "ray"), "--quiet"]
+    command += ["execution.backend=ray", "stop.max_generations=1", *FAST]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Token authentication" not in done.stderr
+    assert done.stderr.splitlines()[0].startswith("generation 0 · ")
