@@ -175,6 +175,7 @@ def _session(config_hash: str, argv: list[str]) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "argv": argv,
+        "overrides": [a for a in argv[1:] if "=" in a and not a.startswith("-")],
         "config_hash": config_hash,
         "git_revision": git_revision(),
         "packages": package_versions(),

@@ -35,6 +35,8 @@ def test_resume_overrides_are_stored_and_a_finished_run_says_so(
     assert yaml.safe_load((run_dir / "config.yaml").read_text())["stop"]["max_generations"] == 2
     sessions = json.loads((run_dir / "manifest.json").read_text())["sessions"]
     assert len(sessions) == 2 and sessions[1]["argv"][-1] == "stop.max_generations=2"
+    assert sessions[1]["overrides"] == ["stop.max_generations=2"]
+    assert "stop.max_generations=1" in sessions[0]["overrides"]
     assert [g["generation"] for g in _generations(run_dir)] == [0, 1]
     tasks = _generations(run_dir)[1]["tasks"]
     assert {t["learner"] for t in tasks} == {"main_agent_0", "main_exploiter_0", "league_exploiter_0"}  # type: ignore[union-attr]
