@@ -4,7 +4,10 @@ game (``openspiel:<game>``) as a light_league env.
 Both get their batched face from :class:`envs.parallel.ParallelBatchedEnv` (a loop over single
 games). Keyword arguments reserved for the adapter (not passed to the wrapped env): ``max_steps``
 (truncation of the batched face), ``seats`` (agent indices per seat; default: first half, second
-half), ``score_range`` and ``win_loss`` (how returns become ``outcome``).
+half), ``score_range`` and ``win_loss`` (how returns become ``outcome``: by default seat 0's
+return mapped affinely from ``score_range`` to ``[0, 1]``, so the meta-game is the expected return;
+``win_loss: true`` scores 1 / 0.5 / 0 by comparing the seats' returns). docs/plugins.md,
+"Foreign environments", lists the options.
 
 PettingZoo: the factory's result is used as is when it is a ``ParallelEnv``; an ``AECEnv`` goes
 through ``pettingzoo.utils.conversions.aec_to_parallel`` when its metadata says
@@ -109,7 +112,7 @@ def make_pettingzoo_batched(name: str, num_envs: int, **kwargs: Any) -> Parallel
         turn_based=False,
         score_range=_score_range(ours.get("score_range", (-1.0, 1.0))),
         max_steps=int(ours.get("max_steps", DEFAULT_MAX_STEPS)),
-        win_loss=bool(ours.get("win_loss", True)),
+        win_loss=bool(ours.get("win_loss", False)),
     )
     return ParallelBatchedEnv(functools.partial(make_pettingzoo_parallel, name, **kwargs), num_envs, spec)
 

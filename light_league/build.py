@@ -7,8 +7,9 @@ bad input fails in well under a second with one line.
 Checkpoint layout (``RUN_DIR/checkpoint``)::
 
     latest.json              {"generation": next generation, "dir": "gen_XXXX"}  (the commit point)
-    gen_XXXX/state.json      league, scheduler and counter state
+    gen_XXXX/state.json      league, scheduler and counter state after generation XXXX
     gen_XXXX/learners/<id>.pt  learner weights + optimiser state (tensors only)
+    initial/                 the same before generation 0 (until generation 0 completes)
 
 ``latest.json`` is replaced atomically after the generation's directory is complete, so a kill
 at any moment leaves the previous generation as the resume point.
@@ -105,6 +106,9 @@ def build_runner(
             run_dir.write_config(config.to_dict())
             run_dir.write_manifest(config.digest(), argv)
         runner = _assemble(cls, config, run_dir, spec, scheduler, start_gen, resume)
+        if resume:  # the effective config of this session (its overrides included) is the run's now
+            run_dir.write_config(config.to_dict())
+            run_dir.add_session(config.digest(), argv)
     except BaseException:
         run_dir.unlock()
         raise
@@ -250,7 +254,7 @@ def save_checkpoint(runner: Runner, record: dict[str, Any] | None) -> None:
     """Write the league state after a completed generation (``record``) or after bootstrap (None)."""
     rd = runner.run_dir
     gen = runner.agents.generation  # the next generation to run
-    gen_dir = rd.checkpoint / f"gen_{gen:04d}"
+    gen_dir = rd.checkpoint / (f"gen_{gen - 1:04d}" if gen > 0 else "initial")  # named by what it holds
     for lid, handle in runner.learners.items():
         state = runner.executor.call(handle, "state_dict")
         buf = _torch_bytes(state)
@@ -273,7 +277,7 @@ def save_checkpoint(runner: Runner, record: dict[str, Any] | None) -> None:
         runner.generations_log.append(record)
         runner.generations_log.sync()
     atomic_write_json(rd.checkpoint / "latest.json", {"generation": gen, "dir": gen_dir.name})
-    for old in rd.checkpoint.glob("gen_*"):
+    for old in rd.checkpoint.iterdir():
         if old != gen_dir and old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
 

@@ -1,5 +1,5 @@
 """Command line: ``main.py --config FILE [--run-dir DIR] [key.path=value ...]``, ``--resume RUN_DIR``,
-and ``main.py report RUN_DIR``.
+``main.py report RUN_DIR`` and ``main.py board RUN_DIR``.
 
 Bad input (config, names, files) prints one line to stderr and exits with status 2. A failure
 during a run prints one line saying how to resume and exits with status 1; the full traceback
@@ -39,8 +39,20 @@ class _Parser(argparse.ArgumentParser):
         raise LeagueError(f"{message}; see --help")
 
 
+def _program() -> str:
+    """The name the user typed: ``main.py`` or the installed ``light-league``."""
+    return Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "main.py"
+
+
 def _run_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="main.py", description="Run a league experiment.")
+    prog = _program()
+    p = _Parser(
+        prog=prog,
+        description="Run a league experiment, or continue one with --resume.",
+        epilog=f"Other commands: `{prog} report RUN_DIR [--generation G] [--full] [--csv FILE]` prints a "
+        f"run's leaderboard, payoff table and history (`{prog} report --help`); `{prog} board RUN_DIR` "
+        "opens it in TensorBoard with every generation's images.",
+    )
     p.add_argument("--config", help="experiment YAML (see expr_configs/)")
     p.add_argument("--run-dir", help="run directory (default: a fresh one under experiment.runs_root)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last completed generation")
@@ -50,10 +62,13 @@ def _run_parser() -> argparse.ArgumentParser:
 
 
 def _report_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="main.py report", description="Leaderboard and payoff table of a run directory.")
+    p = _Parser(prog=f"{_program()} report", description="Leaderboard and payoff table of a run directory.")
     p.add_argument("run_dir")
     p.add_argument("--generation", type=int, default=None, help="generation to show (default: latest)")
     p.add_argument("--csv", default=None, help="also write that generation's payoff table as CSV here")
+    p.add_argument(
+        "--full", action="store_true", help="the whole payoff table (default: above 12 members, the focus)"
+    )
     return p
 
 
@@ -66,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args and args[0] == "report":
             return _report(args[1:])
+        if args and args[0] == "board":
+            return _board(args[1:])
         return _run(args)
     except LeagueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -82,8 +99,26 @@ def _report(args: list[str]) -> int:
     run_dir = Path(ns.run_dir)
     if not run_dir.is_dir():
         raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
-    print(report(run_dir, generation=ns.generation, csv_path=ns.csv))
+    print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full))
     return 0
+
+
+def _board_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=f"{_program()} board",
+        description="TensorBoard on a run directory (or a folder of runs), every generation's images kept.",
+    )
+    p.add_argument("run_dir")
+    p.add_argument("--port", type=int, default=6006)
+    p.add_argument("--host", default="localhost", help="interface to serve on (default: this machine only)")
+    return p
+
+
+def _board(args: list[str]) -> int:
+    from light_league.tracking.board import board
+
+    ns = _board_parser().parse_args(args)
+    return board(Path(ns.run_dir), port=ns.port, host=ns.host)
 
 
 def _run(args: list[str]) -> int:

@@ -144,7 +144,7 @@ class StopSection(Section):
     max_wall_s: float | None = Field(None, gt=0.0)
     """Stop at the end of the first generation past this wall time."""
     target_nash_conv: float | None = Field(None, ge=0.0)
-    """Stop when the exact NashConv of the Nash mixture reaches this value."""
+    """Stop when the exact NashConv of the Nash mixture reaches this value (within 1e-9, so 0 works)."""
 
 
 class ExperimentConfig(Section):
@@ -238,7 +238,29 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
     """Read, override and validate an experiment config."""
     raw = read_yaml(path) if path is not None else {}
+    raw = _switch_scheduler(raw, list(overrides or []))
     raw = apply_overrides(raw, list(overrides or []))
-    source = str(path) if path is not None else ""
-    cfg: ExperimentConfig = validate_section(ExperimentConfig, raw, source=source)
+    try:
+        cfg: ExperimentConfig = validate_section(ExperimentConfig, raw)
+    except ConfigError as exc:
+        raise ConfigError(_blame(str(exc), path, list(overrides or []))) from None
     return cfg
+
+
+def _switch_scheduler(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """An override naming another scheduler starts the section afresh: the file's other
+    ``scheduler`` keys configure the file's scheduler, which no longer runs."""
+    names = [parse_override(t)[1] for t in overrides if parse_override(t)[0] == ["scheduler", "name"]]
+    section = raw.get("scheduler")
+    if names and isinstance(section, dict) and section.get("name") != names[-1]:
+        raw = {**raw, "scheduler": {}}
+    return raw
+
+
+def _blame(message: str, path: str | Path | None, overrides: list[str]) -> str:
+    """Prefix a validation message with where the bad value came from: an override or the file."""
+    for text in reversed(overrides):  # the last override of a key is the one that counts
+        key = ".".join(parse_override(text)[0])
+        if message.startswith((f"{key}:", f"{key}.")):
+            return f"command-line override {text!r}: {message}"
+    return f"{path}: {message}" if path is not None else message

@@ -4,22 +4,25 @@ Layout::
 
     RUN_DIR/
       config.yaml            resolved config (what ran, after overrides)
-      manifest.json          package versions, config hash, git revision, command line
+      manifest.json          package versions, config hash, git revision, command line; one entry
+                             in "sessions" per start or --resume (config.yaml is the latest one's)
       generations.jsonl      one line per completed generation
       matches.jsonl          the match log (training and evaluation games)
       pool.json              the population (AgentPool manifest)
       elo.json               Elo ratings
       payoff/gen_XXXX.json   per-generation payoff table (+ .npy)
       policies/<id>.pt/.json frozen snapshots (tensors only + JSON metadata)
-      checkpoint/            league state of the last completed generation (resume point)
+      checkpoint/            league state of the last completed generation (resume point):
+                             gen_XXXX/ after generation XXXX, initial/ before generation 0
       tensorboard/           event files
       placement.jsonl        (Ray) which node each component runs on, and replacements
-      .lock                  held while a process writes here
+      .lock                  exists only while a process writes here
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import subprocess
 import sys
@@ -31,7 +34,7 @@ import yaml
 from filelock import FileLock, Timeout
 
 from light_league.errors import ConfigError, RunDirLockedError
-from light_league.utils.atomic import atomic_write_json, atomic_write_text
+from light_league.utils.atomic import atomic_write_json, atomic_write_text, read_json
 
 _VERSIONED = (
     "light_league",
@@ -129,7 +132,9 @@ class RunDir:
         self._lock = lock
 
     def unlock(self) -> None:
+        """Release the lock and remove its file (while still held, so no second writer slips in)."""
         if self._lock is not None:
+            Path(self._lock.lock_file).unlink(missing_ok=True)
             self._lock.release()
             self._lock = None
 
@@ -137,18 +142,44 @@ class RunDir:
         atomic_write_text(self.config, yaml.safe_dump(resolved, sort_keys=False))
 
     def write_manifest(self, config_hash: str, argv: list[str]) -> None:
+        session = _session(config_hash, argv)
         atomic_write_json(
             self.manifest,
             {
-                "created": dt.datetime.now().isoformat(timespec="seconds"),
+                "created": session["started"],
                 "config_hash": config_hash,
-                "git_revision": git_revision(),
+                "git_revision": session["git_revision"],
                 "python": sys.version.split()[0],
                 "platform": platform.platform(),
                 "packages": package_versions(),
                 "argv": argv,
+                "sessions": [session],
             },
         )
+
+    def add_session(self, config_hash: str, argv: list[str]) -> None:
+        """Record a ``--resume`` session in the manifest (its command line and config hash)."""
+        manifest = read_json(self.manifest, what="run manifest", fix="restore it or start a new run")
+        if not isinstance(manifest, dict):
+            raise ConfigError(
+                f"run manifest {self.manifest} is not a JSON object; restore it or start a new run"
+            )
+        manifest.setdefault("sessions", []).append(_session(config_hash, argv))
+        manifest["config_hash"] = config_hash
+        atomic_write_json(self.manifest, manifest)
+
+
+def _session(config_hash: str, argv: list[str]) -> dict[str, Any]:
+    return {
+        "started": dt.datetime.now().isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "argv": argv,
+        "overrides": [a for a in argv[1:] if "=" in a and not a.startswith("-")],
+        "config_hash": config_hash,
+        "git_revision": git_revision(),
+        "packages": package_versions(),
+    }
 
 
 def package_versions() -> dict[str, str | None]:

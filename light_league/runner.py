@@ -31,6 +31,9 @@ from light_league.scheduling.task_scheduler import GenerationDecisions, TaskSche
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
 from light_league.utils.atomic import JsonlLog
 
+#: ``stop.target_nash_conv`` fires at ``nash_conv <= target + NASH_CONV_TOLERANCE``
+NASH_CONV_TOLERANCE = 1e-9
+
 
 def derive_seed(seed: int, *parts: int | str) -> int:
     """A 31-bit seed from the run seed and a path of names / indices."""
@@ -111,7 +114,13 @@ class Runner:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> None:
-        while not self._should_stop():
+        reason = self.stop_reason()
+        if reason is not None:
+            self.console.note(
+                f"nothing to do: the run has already stopped ({reason}) after {self.agents.generation} "
+                f"generations; to continue, raise that limit: --resume {self.run_dir.root} key=value"
+            )
+        while self.stop_reason() is None:
             self._generation()
 
     def _generation(self) -> None:
@@ -148,16 +157,21 @@ class Runner:
             self.agents.reset_learner(lid)
         return new
 
-    def _should_stop(self) -> bool:
+    def stop_reason(self) -> str | None:
+        """Which ``stop`` rule has fired (``stop.max_generations=24``), or None to go on."""
         stop = self.config.stop
         if self.agents.generation >= stop.max_generations:
-            return True
+            return f"stop.max_generations={stop.max_generations}"
         if stop.max_env_steps is not None and self.env_steps >= stop.max_env_steps:
-            return True
+            return f"stop.max_env_steps={stop.max_env_steps}"
         if stop.max_wall_s is not None and self.wall_s() >= stop.max_wall_s:
-            return True
+            return f"stop.max_wall_s={stop.max_wall_s}"
         target = stop.target_nash_conv
-        return target is not None and self.last_nash_conv is not None and self.last_nash_conv <= target
+        if target is not None and self.last_nash_conv is not None:
+            # NashConv of an exact equilibrium comes out as rounding noise (3.9e-16), not 0
+            if self.last_nash_conv <= target + NASH_CONV_TOLERANCE:
+                return f"stop.target_nash_conv={target}"
+        return None
 
     def wall_s(self) -> float:
         return self.wall_offset + time.perf_counter() - self.started
@@ -167,7 +181,7 @@ class Runner:
         self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
     ) -> dict[str, Any]:
         from light_league.build import save_checkpoint
-        from light_league.tracking.logger import PayoffSnapshot
+        from light_league.tracking.logger import PayoffSnapshot, newest_entries
         from light_league.tracking.report import save_payoff_snapshot
 
         snapshot = PayoffSnapshot(gen, stats.ids, stats.roles, stats.win_rates, stats.games, stats.nash)
@@ -190,6 +204,7 @@ class Runner:
                     "weighting": t.weighting,
                     "env_steps": outcome.env_steps.get(t.learner_id, 0),
                     "opponents": {k: round(v, 4) for k, v in t.opponents.items()},
+                    "info": t.info,  # e.g. the league's branch masses and fallbacks taken
                 }
                 for t in tasks
             ],
@@ -198,6 +213,7 @@ class Runner:
         }
         if self.last_nash_conv is not None:
             record["nash_conv"] = self.last_nash_conv
+        record["newest"] = newest_entries(snapshot, record["elo"])
         self.logger.log_payoff(snapshot)
         self.logger.log_scalars(self._scalars(record, outcome, stats), gen)
         self.logger.flush()

@@ -2,6 +2,11 @@
 
     python tools/tensorboard_screenshot.py RUN_DIR [--out docs/img/tensorboard_payoff.png]
     python tools/tensorboard_screenshot.py --demo          # a synthetic 3-generation league
+    python tools/tensorboard_screenshot.py RUN_DIR --relog # the run's payoff files, drawn anew
+
+``--relog`` logs the run's ``payoff/gen_XXXX.json`` files again through the current logger into a
+scratch folder and screenshots that (for a run made before a change to the charts).
+docs/img/tensorboard_payoff.png: ``RUN_DIR --relog --height 900`` on a ``league.yaml`` run.
 
 Starts ``tensorboard --logdir RUN_DIR`` on a free local port, waits until it answers, loads the
 images tab filtered to the payoff heatmap in headless Chromium (Debian: ``apt-get install
@@ -26,7 +31,10 @@ from urllib.parse import quote
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "img" / "tensorboard_payoff.png"
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout's light_league, not another one installed in the env
+    sys.path.insert(0, str(ROOT))
+DEFAULT_OUT = ROOT / "docs" / "img" / "tensorboard_payoff.png"
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -116,10 +124,23 @@ def write_demo_run(run_dir: Path) -> None:
     logger.close()
 
 
+def relog_run(run_dir: Path, out: Path) -> None:
+    """Every saved payoff snapshot of ``run_dir`` logged through the current TensorBoard logger."""
+    from light_league.tracking.config import LoggingConfig
+    from light_league.tracking.logger import build_logger
+    from light_league.tracking.report import load_payoff_snapshot, saved_generations
+
+    logger = build_logger(LoggingConfig(), out)
+    for generation in saved_generations(run_dir):
+        logger.log_payoff(load_payoff_snapshot(run_dir, generation))
+    logger.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", nargs="?", type=Path, help="run directory (or its tensorboard/ folder)")
     parser.add_argument("--demo", action="store_true", help="screenshot a synthetic run instead")
+    parser.add_argument("--relog", action="store_true", help="draw the run's payoff files anew first")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--tag", default="league/payoff_heatmap", help="image tag to show")
     parser.add_argument("--width", type=int, default=1000, help="window width in CSS pixels")
@@ -139,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
             write_demo_run(run_dir)
         if not run_dir.is_dir():
             parser.error(f"run directory {run_dir} does not exist")
+        if args.relog:
+            relog_run(run_dir, Path(scratch) / "relogged")
+            run_dir = Path(scratch) / "relogged"
         with tensorboard_server(run_dir, free_port(), args.timeout) as base:
             url = f"{base}/?darkMode=false#images&tagFilter={quote(args.tag, safe='')}"
             screenshot(

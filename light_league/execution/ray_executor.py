@@ -17,6 +17,7 @@ because the actor it reached lost *another* component (a worker whose PolicyServ
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Sequence
@@ -206,7 +207,14 @@ def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -
         # Ray starts its workers at niceness 15; on a busy machine they then starve behind the
         # driver and everything else. A locally started instance runs them at normal priority.
         os.environ.setdefault("RAY_worker_niceness", "0")
-        ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
+        # Ray's default for a new local instance (token authentication on) is kept; only its
+        # notice about that default, the first line of every run otherwise, is left out.
+        notices = logging.getLogger("ray._private.authentication.authentication_token_setup")
+        notices.addFilter(_drop_token_default_notice)
+        try:
+            ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
+        finally:
+            notices.removeFilter(_drop_token_default_notice)
         return
     try:
         _check_reachable(address)
@@ -218,6 +226,11 @@ def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -
             f"`ray start --head`, check the address and RAY_AUTH_MODE / the auth token (docs/cluster.md), "
             f"or drop execution.address to run on a local Ray instance"
         ) from None
+
+
+def _drop_token_default_notice(record: logging.LogRecord) -> bool:
+    """False for Ray's "Token authentication is enabled for this Ray cluster" notice."""
+    return not record.getMessage().startswith("Token authentication is enabled for this Ray cluster")
 
 
 def _check_reachable(address: str) -> None:

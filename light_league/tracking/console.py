@@ -32,6 +32,14 @@ _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("nash", "right"),
 )
 
+_NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("newest snapshot", "left"),
+    ("elo", "right"),
+    ("nash", "right"),
+    ("win rate", "right"),
+    ("vs", "left"),
+)
+
 
 def leaderboard(stats: Mapping[str, Any]) -> list[LeaderRow]:
     """``(rank, agent, role, elo, nash)`` for the population, best Elo first, then most Nash mass."""
@@ -49,6 +57,19 @@ def _fmt(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+# One format per kind of number, everywhere on the console and in ``report``: ratings as whole
+# points, probabilities, win rates, entropies, NashConv and diversity with 3 decimals, seconds
+# with 1, counts with thousands separators.
+def rating(value: float | None) -> str:
+    """A rating (Elo points), whole points; ``-`` when unknown."""
+    return _fmt(value, 0)
+
+
+def fraction(value: float | None) -> str:
+    """A probability, win rate, entropy, NashConv or diversity: 3 decimals; ``-`` when unknown."""
+    return _fmt(value, 3)
+
+
 def headline(generation: int, stats: Mapping[str, Any]) -> str:
     """``generation 3 · 5 agents · 1,200,000 env steps · 12,345 steps/s · 42.1 s``."""
     parts = [f"generation {generation}", f"{len(stats.get('population', []))} agents"]
@@ -62,13 +83,9 @@ def headline(generation: int, stats: Mapping[str, Any]) -> str:
 
 
 def metrics_line(stats: Mapping[str, Any]) -> str:
-    """``nash entropy 1.234 · nash_conv 0.0123 · diversity 0.456`` (absent or null values left out)."""
-    formats = (
-        ("nash_entropy", "nash entropy {:.3f}"),
-        ("nash_conv", "nash_conv {:.4g}"),
-        ("diversity", "diversity {:.3f}"),
-    )
-    return " · ".join(fmt.format(stats[key]) for key, fmt in formats if stats.get(key) is not None)
+    """``nash entropy 1.234 · nash_conv 0.012 · diversity 0.456`` (absent or null values left out)."""
+    names = (("nash_entropy", "nash entropy"), ("nash_conv", "nash_conv"), ("diversity", "diversity"))
+    return " · ".join(f"{name} {fraction(stats[key])}" for key, name in names if stats.get(key) is not None)
 
 
 def timings_line(stats: Mapping[str, Any]) -> str:
@@ -76,25 +93,61 @@ def timings_line(stats: Mapping[str, Any]) -> str:
     return "timings: " + " · ".join(f"{phase} {s:.1f} s" for phase, s in timings.items()) if timings else ""
 
 
+def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """``(snapshot, elo, nash, win rate, against)`` for each learner's newest snapshot."""
+    return [
+        (
+            e["id"],
+            rating(e.get("elo")),
+            fraction(e.get("nash")),
+            fraction(e.get("win_rate")),
+            e.get("baseline") or "-",
+        )
+        for e in stats.get("newest", [])
+    ]
+
+
+def newest_line(stats: Mapping[str, Any]) -> str:
+    """``main_agent_0-v4 elo 1456 nash 0.000 vs scripted_l5 0.625 · ...`` (one part per learner)."""
+    parts = []
+    for agent, elo, nash, win_rate, against in newest_rows(stats):
+        versus = f" vs {against} {win_rate}" if against != "-" else ""
+        parts.append(f"{agent} elo {elo} nash {nash}{versus}")
+    return " · ".join(parts)
+
+
 def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
-    """The one line per generation of quiet mode."""
+    """The one line per generation of quiet mode: headline, each learner's newest snapshot, metrics."""
     parts = [headline(generation, stats)]
-    board = leaderboard(stats)
-    if board:
-        _, agent, _, elo, nash = board[0]
-        parts.append(f"top {agent} elo {_fmt(elo, 0)} nash {nash:.2f}")
+    newest = newest_line(stats)
+    if newest:
+        parts.append(newest)
+    else:
+        board = leaderboard(stats)
+        if board:
+            _, agent, _, elo, nash = board[0]
+            parts.append(f"top {agent} elo {rating(elo)} nash {fraction(nash)}")
     metrics = metrics_line(stats)
     if metrics:
         parts.append(metrics)
     return " | ".join(parts)
 
 
+_NEWEST_HEADER = f"{'newest snapshot':<27} {'elo':>6} {'nash':>6} {'win rate':>8}  vs"
+
+
 def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
-    """The plain-text summary: headline, leaderboard (top ``top_k``), metrics, timings."""
-    lines = [headline(generation, stats), f"{'#':>3}  {'agent':<24} {'role':<17} {'elo':>7} {'nash':>6}"]
+    """The plain-text summary: headline, each learner's newest snapshot, leaderboard (top
+    ``top_k``), metrics, timings."""
+    lines = [headline(generation, stats)]
+    rows = newest_rows(stats)
+    if rows:
+        lines.append(_NEWEST_HEADER)
+        lines += [f"{a:<27} {e:>6} {n:>6} {w:>8}  {b}" for a, e, n, w, b in rows]
+    lines.append(f"{'#':>3}  {'agent':<24} {'role':<17} {'elo':>6} {'nash':>6}")
     board = leaderboard(stats)
     for rank, agent, role, elo, nash in board[:top_k]:
-        lines.append(f"{rank:>3}  {agent:<24} {role:<17} {_fmt(elo, 0):>7} {nash:>6.3f}")
+        lines.append(f"{rank:>3}  {agent:<24} {role:<17} {rating(elo):>6} {fraction(nash):>6}")
     if len(board) > top_k:
         lines.append(f"     ... {len(board) - top_k} more")
     lines += [line for line in (metrics_line(stats), timings_line(stats)) if line]
@@ -182,7 +235,7 @@ class Console:
         """Print the generation's summary (a ``GenerationRecord``; missing fields are left out)."""
         if self.mode == "quiet":
             self._plain(quiet_line(generation, stats))
-        elif self.mode == "plain":
+        elif self.mode == "plain" or not self._rich.is_terminal:  # a log file gets plain lines
             self._plain("\n".join(summary_lines(generation, stats, top_k=self._top_k)))
         else:
             self._rich.print(self._panel(generation, stats))
@@ -195,13 +248,19 @@ class Console:
         print(text, file=self._file, flush=True)
 
     def _panel(self, generation: int, stats: Mapping[str, Any]) -> Panel:
+        newest = Table(box=None, pad_edge=False)
+        for name, justify in _NEWEST_COLUMNS:
+            newest.add_column(name, justify=justify)
+        for row in newest_rows(stats):
+            newest.add_row(*row)
         table = Table(box=None, pad_edge=False)
         for name, justify in _COLUMNS:
             table.add_column(name, justify=justify)
         board = leaderboard(stats)
         for rank, agent, role, elo, nash in board[: self._top_k]:
-            table.add_row(str(rank), agent, role, _fmt(elo, 0), f"{nash:.3f}")
+            table.add_row(str(rank), agent, role, rating(elo), fraction(nash))
         if len(board) > self._top_k:
             table.add_row("", f"... {len(board) - self._top_k} more", "", "", "")
         footer = [line for line in (metrics_line(stats), timings_line(stats)) if line]
-        return Panel(Group(table, *footer), title=headline(generation, stats), title_align="left")
+        parts: list[Table | str] = [newest, ""] if newest.row_count else []
+        return Panel(Group(*parts, table, *footer), title=headline(generation, stats), title_align="left")

@@ -27,6 +27,21 @@ class PopulationEntry(TypedDict):
     role: str
 
 
+_VERSIONED_ID = re.compile(r"^(?P<lineage>.+)-v(?P<version>\d+)$")
+
+
+class NewestEntry(TypedDict):
+    """A learner's newest snapshot in a generation record (``newest`` of ``generations.jsonl``)."""
+
+    learner: str  #: the learner, e.g. ``main_agent_0``
+    id: str  #: its newest frozen snapshot, e.g. ``main_agent_0-v23``
+    role: str
+    elo: float | None  #: the snapshot's rating
+    nash: float  #: its Nash mass
+    baseline: str | None  #: the strongest baseline (highest rating), None without baselines
+    win_rate: float | None  #: the snapshot's mean outcome against that baseline (None if unplayed)
+
+
 class GenerationRecord(TypedDict):
     """One line of ``RUN_DIR/generations.jsonl``; also what ``Console.summary`` shows."""
 
@@ -41,6 +56,7 @@ class GenerationRecord(TypedDict):
     nash_conv: NotRequired[float]  #: only for games where it is exact
     env_steps_per_s: NotRequired[float]  #: this generation's throughput
     timings: NotRequired[dict[str, float]]  #: seconds per phase of this generation
+    newest: NotRequired[list[NewestEntry]]  #: each learner's newest snapshot, see ``newest_entries``
 
 
 @dataclass
@@ -114,6 +130,45 @@ class PayoffSnapshot:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(f"not a payoff snapshot ({exc.__class__.__name__}: {exc})") from None
+
+
+def newest_snapshots(agent_ids: list[str], roles: list[str]) -> list[int]:
+    """Index of each learner's newest snapshot: ids ``<learner>-v<k>``, the largest ``k`` per learner."""
+    newest: dict[str, tuple[int, int]] = {}
+    for i, (agent, role) in enumerate(zip(agent_ids, roles, strict=True)):
+        match = _VERSIONED_ID.match(agent)
+        if role == "baseline" or match is None:
+            continue
+        version = int(match["version"])
+        if match["lineage"] not in newest or version > newest[match["lineage"]][0]:
+            newest[match["lineage"]] = (version, i)
+    return sorted(i for _, i in newest.values())
+
+
+def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[NewestEntry]:
+    """Each learner's newest snapshot with its rating, Nash mass and mean outcome against the
+    strongest baseline (the baseline with the highest rating)."""
+    baselines = [i for i, r in enumerate(snapshot.roles) if r == "baseline"]
+    best = max(baselines, key=lambda i: ratings.get(snapshot.agent_ids[i], float("-inf")), default=None)
+    entries: list[NewestEntry] = []
+    order = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
+    indices = newest_snapshots(snapshot.agent_ids, snapshot.roles)
+    indices.sort(key=lambda i: order.index(snapshot.roles[i]) if snapshot.roles[i] in order else len(order))
+    for i in indices:
+        agent = snapshot.agent_ids[i]
+        rate = None if best is None else float(snapshot.win_rates[i, best])
+        entries.append(
+            {
+                "learner": agent.rsplit("-v", 1)[0],
+                "id": agent,
+                "role": snapshot.roles[i],
+                "elo": ratings.get(agent),
+                "nash": round(float(snapshot.nash[i]), 6),
+                "baseline": None if best is None else snapshot.agent_ids[best],
+                "win_rate": None if rate is None or math.isnan(rate) else round(rate, 6),
+            }
+        )
+    return entries
 
 
 #: tags written by ``log_payoff`` and ``log_config`` by every logger (documented in docs/metrics.md)

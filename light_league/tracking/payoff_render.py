@@ -11,6 +11,7 @@ import csv
 import io
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -18,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.logger import PayoffSnapshot, newest_snapshots
 
 #: colour of each league role in the charts (unknown roles are grey)
 ROLE_COLORS = {
@@ -29,14 +30,60 @@ ROLE_COLORS = {
     "baseline": "#7f7f7f",
 }
 _OTHER_ROLE_COLOR = "#9467bd"
-#: above this many agents the heatmap cells carry no text (it would not be readable)
-MAX_ANNOTATED_AGENTS = 16
-#: at most this many agents are named along an axis; a larger population names every k-th one
-#: (tick labels dominate the drawing time: 200 of them took seconds)
-MAX_TICK_LABELS = 30
+#: role blocks of the charts and focused tables, in this order (other roles after them)
+ROLE_ORDER = ("baseline", "main_agent", "main_exploiter", "league_exploiter", "best_response")
+#: a population up to this size is drawn and tabled whole; a larger one as its focus (see ``focus``)
+FULL_TABLE_MAX_AGENTS = 12
+#: at most this many support members are named (most mass first); the rest are counted
+MAX_SUPPORT_SHOWN = 8
+#: members with at least this Nash mass are "in the support" (smaller masses print as 0.000)
+SUPPORT_MIN_MASS = 5e-4
+#: the images are drawn this wide (pixels): TensorBoard's image card shows them about 350-500
+#: CSS pixels wide, so every label is readable without zooming
+IMAGE_WIDTH_PX = 560
+_DPI = 100
 _NAN_CELL = "–"
 _CELL = re.compile(r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*\((?P<games>\d+)\)\s*$")
 _PIPE = re.compile(r"(?<!\\)\|")
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The members a reader looks for first, as indices into a snapshot."""
+
+    roles: tuple[str, ...]
+    baselines: list[int]
+    support: list[int]  #: Nash mass >= SUPPORT_MIN_MASS, most mass first (at most MAX_SUPPORT_SHOWN)
+    newest: list[int]  #: each learner's newest snapshot (``<learner>-v<k>`` with the largest k)
+    support_size: int  #: all members in the support, including those not shown
+
+    @property
+    def members(self) -> list[int]:
+        """The union, grouped in role blocks (``ROLE_ORDER``), population order within a block."""
+        return role_ordered(self.roles, sorted({*self.baselines, *self.support, *self.newest}))
+
+
+def focus(snapshot: PayoffSnapshot) -> Focus:
+    """Baselines, Nash support and each learner's newest snapshot of ``snapshot``."""
+    in_support = [
+        i for i in np.argsort(-snapshot.nash, kind="stable") if snapshot.nash[i] >= SUPPORT_MIN_MASS
+    ]
+    return Focus(
+        roles=tuple(snapshot.roles),
+        baselines=[i for i, r in enumerate(snapshot.roles) if r == "baseline"],
+        support=[int(i) for i in in_support[:MAX_SUPPORT_SHOWN]],
+        newest=newest_snapshots(snapshot.agent_ids, snapshot.roles),
+        support_size=len(in_support),
+    )
+
+
+def role_ordered(roles: tuple[str, ...] | list[str], indices: list[int]) -> list[int]:
+    """``indices`` grouped by role (``ROLE_ORDER`` first, other roles after), stable within a role."""
+
+    def block(i: int) -> int:
+        return ROLE_ORDER.index(roles[i]) if roles[i] in ROLE_ORDER else len(ROLE_ORDER)
+
+    return sorted(indices, key=lambda i: (block(i), i))
 
 
 def _escape(text: str) -> str:
@@ -47,22 +94,52 @@ def _unescape(text: str) -> str:
     return text.strip().replace(r"\|", "|")
 
 
-def payoff_markdown(snapshot: PayoffSnapshot) -> str:
-    """The payoff table as markdown: each cell ``win rate (games)``, ``– (0)`` where never played."""
-    ids = [_escape(a) for a in snapshot.agent_ids]
+def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> str:
+    """The payoff table as markdown: each cell ``win rate (games)``, ``– (0)`` where never played.
+
+    A population of more than ``FULL_TABLE_MAX_AGENTS`` is shown as its focus (:func:`focus`:
+    baselines, Nash support, each learner's newest snapshot) unless ``full`` is true; the table
+    says so and where the whole one is. The diagonal is ``0.500 (0)``: a member against itself is
+    an even game by definition, never played.
+    """
+    shown = list(range(snapshot.size)) if _show_full(snapshot, full) else focus(snapshot).members
+    ids = [_escape(snapshot.agent_ids[i]) for i in shown]
     lines = [
         f"Generation {snapshot.generation}: mean outcome of the row agent against the column agent "
         "(games played in parentheses).",
         "",
-        "| row vs column | " + " | ".join(ids) + " |",
-        "|---|" + "---:|" * snapshot.size,
     ]
-    for i, (agent, role) in enumerate(zip(ids, snapshot.roles, strict=True)):
-        cells = [_format_cell(snapshot.win_rates[i, j], snapshot.games[i, j]) for j in range(snapshot.size)]
-        lines.append(f"| {agent} ({role}) | " + " | ".join(cells) + " |")
-    mixture = ", ".join(f"{a} {p:.3f}" for a, p in zip(ids, snapshot.nash, strict=True))
-    lines += ["", f"Nash mixture: {mixture}"]
+    if len(shown) < snapshot.size:
+        lines += [
+            f"Showing {len(shown)} of {snapshot.size} members: the baselines, the Nash support and each "
+            "learner's newest snapshot. The whole table: `python main.py report RUN_DIR --full` "
+            f"(or `--csv FILE`), and `payoff/gen_{snapshot.generation:04d}.json` in the run directory.",
+            "",
+        ]
+    lines += ["| row vs column | " + " | ".join(ids) + " |", "|---|" + "---:|" * len(shown)]
+    for i in shown:
+        cells = [_format_cell(snapshot.win_rates[i, j], snapshot.games[i, j]) for j in shown]
+        lines.append(
+            f"| {_escape(snapshot.agent_ids[i])} ({snapshot.roles[i]}) | " + " | ".join(cells) + " |"
+        )
+    lines += ["", "Nash mixture: " + nash_mixture_text(snapshot, full=_show_full(snapshot, full))]
     return "\n".join(lines) + "\n"
+
+
+def _show_full(snapshot: PayoffSnapshot, full: bool | None) -> bool:
+    return snapshot.size <= FULL_TABLE_MAX_AGENTS if full is None else full
+
+
+def nash_mixture_text(snapshot: PayoffSnapshot, *, full: bool = False) -> str:
+    """``a 0.700, b 0.300`` (every member when ``full``, else the support and a count of the rest)."""
+    if full:
+        return ", ".join(
+            f"{_escape(a)} {p:.3f}" for a, p in zip(snapshot.agent_ids, snapshot.nash, strict=True)
+        )
+    support = focus(snapshot).support
+    text = ", ".join(f"{_escape(snapshot.agent_ids[i])} {snapshot.nash[i]:.3f}" for i in support)
+    rest = snapshot.size - len(support)
+    return text + (f"; the other {rest} members 0.000" if rest else "")
 
 
 def _format_cell(rate: float, games: int) -> str:
@@ -134,78 +211,182 @@ def _role_color(role: str) -> str:
     return ROLE_COLORS.get(role, _OTHER_ROLE_COLOR)
 
 
-def payoff_heatmap_png(snapshot: PayoffSnapshot) -> np.ndarray:
-    """Heatmap of win rates, ``(H, W, 3) uint8``: rows/columns labelled ``id (role)``.
+def _shown(snapshot: PayoffSnapshot) -> list[int]:
+    """Members drawn in the charts: everyone in a small population, else the focus; role blocks."""
+    if snapshot.size <= FULL_TABLE_MAX_AGENTS:
+        return role_ordered(snapshot.roles, list(range(snapshot.size)))
+    return focus(snapshot).members
 
-    Cells show the win rate and the games played (up to ``MAX_ANNOTATED_AGENTS`` agents);
-    never-played cells are hatched grey.
-    """
-    n = snapshot.size
-    side = min(4.0 + 0.55 * n, 24.0)
-    fig = Figure(figsize=(side + 1.5, side), dpi=100, layout="constrained")
-    ax = fig.add_subplot()
-    masked = np.ma.masked_invalid(snapshot.win_rates)
+
+def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
+    """The heatmap as a matplotlib ``Figure`` (see :func:`payoff_heatmap_png`)."""
+    shown = _shown(snapshot)
+    k = len(shown)
+    rates = snapshot.win_rates[np.ix_(shown, shown)]
+    games = snapshot.games[np.ix_(shown, shown)]
+    labels = [snapshot.agent_ids[i] for i in shown]
+    fontsize = 8 if k <= 14 else 6.5
+    ax = _square_axes(labels, fontsize)
     ax.set_facecolor("#dddddd")
-    image = ax.imshow(masked, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
-    for i, j in zip(*np.nonzero(np.isnan(snapshot.win_rates)), strict=True):
-        ax.add_patch(_nan_patch(i, j))
-    if n <= MAX_ANNOTATED_AGENTS:
-        _annotate_cells(ax, snapshot)
-    shown = _labelled(n)
-    labels = [f"{snapshot.agent_ids[i]}\n({snapshot.roles[i]})" for i in shown]
-    fontsize = 9 if n <= 8 else 7
-    ax.set_xticks(shown, labels, rotation=45, ha="right", fontsize=fontsize)
-    ax.set_yticks(shown, labels, fontsize=fontsize)
+    shown_rates = rates.copy()
+    np.fill_diagonal(shown_rates, np.nan)
+    ax.imshow(np.ma.masked_invalid(shown_rates), cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
+    for i in range(k):
+        ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1.0, 1.0, color=DIAGONAL_COLOR, linewidth=0))
+    for i, j in zip(*np.nonzero(np.isnan(rates)), strict=True):
+        ax.add_patch(_nan_patch(int(i), int(j)))
+    if k <= MAX_ANNOTATED_AGENTS:
+        _annotate_cells(ax, rates, games)
+    _draw_role_blocks(ax, [snapshot.roles[i] for i in shown])
+    ax.set_xticks(range(k), labels, rotation=90, fontsize=fontsize)
+    ax.set_yticks(range(k), labels, fontsize=fontsize)
     for axis_labels in (ax.get_xticklabels(), ax.get_yticklabels()):
         for tick, i in zip(axis_labels, shown, strict=True):
             tick.set_color(_role_color(snapshot.roles[i]))
-    ax.set_xlabel("column: opponent")
-    ax.set_ylabel("row: agent")
-    ax.set_title(f"Generation {snapshot.generation}: win rate of row vs column")
-    fig.colorbar(image, ax=ax, shrink=0.8, label="row's mean outcome")
-    return _to_rgb(fig)
+    ax.tick_params(length=0)
+    _nash_column(ax, snapshot, shown, fontsize)
+    part = (
+        f"all {k} members"
+        if k == snapshot.size
+        else f"{k} of {snapshot.size} members: baselines, Nash support, newest"
+    )
+    fig: Figure = ax.figure  # type: ignore[assignment]
+    _title(fig, f"Generation {snapshot.generation}: win rate of row vs column\n{part}")
+    return fig
 
 
-def _labelled(n: int) -> list[int]:
-    """Indices of the agents named on an axis: all, or every k-th when there are too many."""
-    return list(range(0, n, math.ceil(n / MAX_TICK_LABELS) if n > MAX_TICK_LABELS else 1))
+def _title(fig: Figure, text: str) -> None:
+    """A title from the figure's left edge (an axes title would be clipped at the image edge)."""
+    fig.text(6 / IMAGE_WIDTH_PX, 1 - 4 / (fig.get_figheight() * _DPI), text, fontsize=9, va="top", ha="left")
+
+
+def _text_px(labels: list[str], fontsize: float) -> float:
+    """Width in pixels of the longest label (DejaVu Sans averages about 0.62 em per character)."""
+    return max((len(label) for label in labels), default=0) * 0.62 * fontsize * _DPI / 72
+
+
+def _square_axes(labels: list[str], fontsize: float) -> Axes:
+    """Axes for a k x k grid of square cells, margins sized for the labels: a fixed layout, as
+    matplotlib's layout engines cost more than the drawing itself."""
+    k = max(len(labels), 1)
+    margin = _text_px(labels, fontsize) + 10
+    top, right = 42.0, 62.0
+    cell = min((IMAGE_WIDTH_PX - margin - right) / k, 44.0)
+    height = top + margin + cell * k
+    fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, height / _DPI), dpi=_DPI)
+    return fig.add_axes(
+        (margin / IMAGE_WIDTH_PX, margin / height, cell * k / IMAGE_WIDTH_PX, cell * k / height)
+    )
+
+
+def payoff_heatmap_png(snapshot: PayoffSnapshot) -> np.ndarray:
+    """Heatmap of win rates, ``(H, W, 3) uint8``, readable at TensorBoard's default card size.
+
+    A population of up to ``FULL_TABLE_MAX_AGENTS`` is drawn whole; a larger one as its focus
+    (baselines, Nash support, each learner's newest snapshot). Rows and columns are grouped in
+    role blocks, names coloured by role; the right margin gives each row's Nash mass (``new``
+    marks a learner's newest snapshot). Cells show the win rate; never-played pairs are hatched
+    grey; the diagonal (a member against itself) is plain light grey.
+    """
+    return _to_rgb(payoff_heatmap_figure(snapshot))
+
+
+#: colour of the diagonal cells (a member against itself: 0.5 by definition, never played)
+DIAGONAL_COLOR = "#eeeeee"
+#: above this many shown members the heatmap cells carry no text (it would not be readable)
+MAX_ANNOTATED_AGENTS = 16
+
+
+def _draw_role_blocks(ax: Axes, roles: list[str]) -> None:
+    for b in range(1, len(roles)):
+        if roles[b] != roles[b - 1]:
+            ax.axhline(b - 0.5, color="black", linewidth=1.2)
+            ax.axvline(b - 0.5, color="black", linewidth=1.2)
+
+
+def _nash_column(ax: Axes, snapshot: PayoffSnapshot, shown: list[int], fontsize: float) -> None:
+    """Each row's Nash mass (and ``new`` for newest snapshots) in the right margin."""
+    newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
+    x = len(shown) - 0.5 + 0.15
+    ax.text(x, -0.6, "Nash", fontsize=fontsize, va="bottom", ha="left")
+    for row, i in enumerate(shown):
+        mass = f"{snapshot.nash[i]:.2f}" if snapshot.nash[i] >= SUPPORT_MIN_MASS else "·"
+        ax.text(x, row, f"{mass} new" if i in newest else mass, fontsize=fontsize, va="center", ha="left")
 
 
 def _nan_patch(i: int, j: int) -> Rectangle:
     return Rectangle((j - 0.5, i - 0.5), 1.0, 1.0, fill=False, hatch="//", edgecolor="#999999", linewidth=0)
 
 
-def _annotate_cells(ax: Axes, snapshot: PayoffSnapshot) -> None:
-    n = snapshot.size
-    fontsize = 9 if n <= 6 else 7
-    for i in range(n):
-        for j in range(n):
-            rate = snapshot.win_rates[i, j]
-            games = int(snapshot.games[i, j])
+def _annotate_cells(ax: Axes, rates: np.ndarray, games: np.ndarray) -> None:
+    k = rates.shape[0]
+    fontsize = 8 if k <= 8 else 6.5
+    for i in range(k):
+        for j in range(k):
+            rate = rates[i, j]
+            if i == j:
+                continue
             if math.isnan(rate):
-                text, color = f"n/a\n{games} g", "#555555"
+                text, color = "–", "#555555"
             else:
-                text = f"{rate:.2f}\n{games} g"
+                text = f"{rate:.2f}"
                 color = "white" if abs(rate - 0.5) > 0.3 else "black"
             ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
 
 
-def nash_bar_png(snapshot: PayoffSnapshot) -> np.ndarray:
-    """Bar chart of the Nash mixture, one bar per agent coloured by role, ``(H, W, 3) uint8``."""
-    n = snapshot.size
-    fig = Figure(figsize=(min(4.0 + 0.45 * n, 24.0), 4.0), dpi=100, layout="constrained")
-    ax = fig.add_subplot()
-    colors = [_role_color(r) for r in snapshot.roles]
-    bars = ax.bar(range(n), snapshot.nash, color=colors)
-    if n <= MAX_ANNOTATED_AGENTS:
-        ax.bar_label(bars, labels=[f"{p:.2f}" for p in snapshot.nash], fontsize=8)
-    shown = _labelled(n)
-    ax.set_xticks(
-        shown, [snapshot.agent_ids[i] for i in shown], rotation=45, ha="right", fontsize=8 if n <= 12 else 6
+def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
+    """The Nash chart as a matplotlib ``Figure`` (see :func:`nash_bar_png`)."""
+    bars = _nash_bars(snapshot)
+    newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
+    labels = [snapshot.agent_ids[i] + (" (newest)" if i in newest else "") for i in bars]
+    left, top, bottom = _text_px(labels, 8) + 10, 42.0, 40.0
+    height = top + bottom + 22.0 * len(bars)
+    fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, height / _DPI), dpi=_DPI)
+    ax = fig.add_axes(
+        (
+            left / IMAGE_WIDTH_PX,
+            bottom / height,
+            1 - (left + 16) / IMAGE_WIDTH_PX,
+            1 - (top + bottom) / height,
+        )
     )
-    ax.set_ylim(0.0, max(1.0, float(np.max(snapshot.nash, initial=0.0))))
-    ax.set_ylabel("Nash probability")
-    ax.set_title(f"Generation {snapshot.generation}: Nash mixture over the population")
-    seen = dict.fromkeys(snapshot.roles)
-    ax.legend(handles=[Patch(color=_role_color(r), label=r) for r in seen], fontsize=8, loc="upper right")
-    return _to_rgb(fig)
+    masses = [float(snapshot.nash[i]) for i in bars]
+    rects = ax.barh(range(len(bars)), masses, color=[_role_color(snapshot.roles[i]) for i in bars])
+    ax.bar_label(rects, labels=[f"{m:.3f}" for m in masses], fontsize=8, padding=2)
+    ax.set_yticks(range(len(bars)), labels, fontsize=8)
+    for tick, i in zip(ax.get_yticklabels(), bars, strict=True):
+        tick.set_color(_role_color(snapshot.roles[i]))
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.15)
+    ax.set_xlabel("Nash probability", fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    chosen = focus(snapshot)
+    support = chosen.support_size
+    rest = snapshot.size - len(bars)
+    shown_support = sum(1 for i in bars if snapshot.nash[i] >= SUPPORT_MIN_MASS)
+    if support > shown_support:
+        note = f"; the {shown_support} largest shown"
+    else:
+        note = f"; {rest} others (mass 0) not shown" if rest else ""
+    _title(
+        fig,
+        f"Generation {snapshot.generation}: Nash mixture\n{support} of {snapshot.size} members in the support{note}",
+    )
+    seen = dict.fromkeys(snapshot.roles[i] for i in bars)
+    ax.legend(handles=[Patch(color=_role_color(r), label=r) for r in seen], fontsize=7, loc="lower right")
+    return fig
+
+
+def _nash_bars(snapshot: PayoffSnapshot) -> list[int]:
+    """Members with a bar: everyone in a small population, else the support and the newest snapshots."""
+    if snapshot.size <= FULL_TABLE_MAX_AGENTS:
+        return role_ordered(snapshot.roles, list(range(snapshot.size)))
+    chosen = focus(snapshot)
+    return role_ordered(snapshot.roles, sorted({*chosen.support, *chosen.newest}))
+
+
+def nash_bar_png(snapshot: PayoffSnapshot) -> np.ndarray:
+    """Horizontal bar chart of the Nash mixture, ``(H, W, 3) uint8``: one bar per shown member,
+    named beside its own bar and coloured by role (all members up to ``FULL_TABLE_MAX_AGENTS``,
+    else the support and each learner's newest snapshot; the title counts the rest)."""
+    return _to_rgb(nash_bar_figure(snapshot))

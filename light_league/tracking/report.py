@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from light_league.errors import CorruptFileError
-from light_league.tracking.console import headline, leaderboard, metrics_line
+from light_league.errors import CorruptFileError, LeagueError
+from light_league.tracking.console import fraction, headline, leaderboard, metrics_line, newest_rows, rating
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.payoff_render import payoff_csv, payoff_markdown
 from light_league.utils.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
@@ -103,7 +103,7 @@ def _leaderboard_text(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -
     }
     lines = ["| rank | agent | role | Elo | Nash mass |", "|---:|---|---|---:|---:|"]
     for rank, agent, role, elo, nash in leaderboard(stats):
-        lines.append(f"| {rank} | {agent} | {role} | {'-' if elo is None else f'{elo:.1f}'} | {nash:.3f} |")
+        lines.append(f"| {rank} | {agent} | {role} | {rating(elo)} | {fraction(nash)} |")
     return lines
 
 
@@ -120,9 +120,9 @@ def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
         cells = [
             str(r["generation"]),
             str(len(r.get("population", []))),
-            _cell(r.get("nash_entropy"), ".3f"),
-            _cell(r.get("nash_conv"), ".4g"),
-            _cell(r.get("diversity"), ".3f"),
+            fraction(r.get("nash_entropy")),
+            fraction(r.get("nash_conv")),
+            fraction(r.get("diversity")),
             _cell(r.get("env_steps"), ",d"),
             _cell(r.get("wall_s"), ".1f"),
         ]
@@ -130,12 +130,19 @@ def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
     return lines
 
 
-def report(run_dir: Path, *, generation: int | None = None, csv_path: Path | None = None) -> str:
-    """The text of ``main.py report RUN_DIR``: run summary, leaderboard, payoff table.
+def report(
+    run_dir: Path, *, generation: int | None = None, csv_path: Path | None = None, full: bool = False
+) -> str:
+    """The text of ``main.py report RUN_DIR``: run summary, leaderboard, payoff table, history.
 
-    ``generation`` picks a generation (the latest when ``None``); ``csv_path`` also writes that
-    generation's win-rate table as CSV.
+    ``generation`` picks a generation (the latest when ``None``; the history then ends there);
+    ``csv_path`` also writes that generation's win-rate table as CSV; ``full`` shows the whole
+    payoff table of a large population instead of its focus.
     """
+    if generation is not None and generation < 0:
+        raise LeagueError(
+            f"--generation must be 0 or more, got {generation}; saved generations: {saved_generations(run_dir)}"
+        )
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CorruptFileError(f"run directory {run_dir} does not exist; pass the directory a run wrote")
@@ -147,15 +154,29 @@ def report(run_dir: Path, *, generation: int | None = None, csv_path: Path | Non
         lines += [headline(snapshot.generation, record), metrics_line(record), ""]
     else:
         lines += [f"generation {snapshot.generation} (no record in {GENERATIONS_FILE})", ""]
+    newest = newest_rows(record or {})
+    if newest:
+        lines += [
+            "## Each learner's newest snapshot",
+            "",
+            "| snapshot | Elo | Nash mass | win rate | against |",
+            "|---|---:|---:|---:|---|",
+            *(f"| {' | '.join(row)} |" for row in newest),
+            "",
+        ]
     lines += [
         f"## Leaderboard, generation {snapshot.generation}",
         "",
         *_leaderboard_text(snapshot, record),
         "",
     ]
-    lines += [f"## Payoff table, generation {snapshot.generation}", "", payoff_markdown(snapshot)]
+    lines += [
+        f"## Payoff table, generation {snapshot.generation}",
+        "",
+        payoff_markdown(snapshot, full=full or None),
+    ]
     if records:
-        ordered = [records[g] for g in sorted(records)]
+        ordered = [records[g] for g in sorted(records) if g <= snapshot.generation]
         lines += [f"## History (last {min(len(ordered), HISTORY_ROWS)} generations)", ""]
         lines += [*_history_text(ordered, HISTORY_ROWS), ""]
     if csv_path is not None:

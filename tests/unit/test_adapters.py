@@ -13,6 +13,7 @@ from pettingzoo.utils import AgentSelector
 
 import envs
 from envs.adapters import OpenSpielParallelEnv
+from envs.matrix_games import payoff_matrix
 
 NIM_STONES = 5
 
@@ -100,7 +101,7 @@ def test_turn_based_aec_env_through_the_batched_adapter() -> None:
 
 def test_pettingzoo_parallel_env_by_module_path_matches_native() -> None:
     name = "pettingzoo:envs.battalion:make_parallel"
-    adapted = envs.make_batched(name, 3, team_size=1, max_steps=30)
+    adapted = envs.make_batched(name, 3, team_size=1, max_steps=30, win_loss=True)
     native = envs.make_batched("battalion", 3, team_size=1, max_steps=30)
     a, b = adapted.reset(seed=7), native.reset(seed=7)
     np.testing.assert_array_equal(a.obs, b.obs)
@@ -166,3 +167,19 @@ def test_bad_names_fail_with_the_fix() -> None:
     with pytest.raises(ValueError, match="bad kwargs"):
         envs.make_batched("battalion", 1, team=2)
     assert envs.fixed_policy_names(NIM) == ["random"]
+
+
+def test_pettingzoo_games_are_scored_by_expected_return_unless_win_loss_is_asked() -> None:
+    """Graded payoffs stay graded: outcome = seat 0's return mapped from score_range to [0, 1]."""
+    name = "pettingzoo:envs.matrix_games:make_parallel"
+    payoff = np.array(payoff_matrix("biased_rps"))
+    lo, hi = float(payoff.min()), float(payoff.max())
+    graded = envs.make_batched(name, 9, game="biased_rps", score_range=[lo, hi])
+    signed = envs.make_batched(name, 9, game="biased_rps", score_range=[lo, hi], win_loss=True)
+    mine, theirs = np.divmod(np.arange(9), 3)
+    actions = np.stack([mine, theirs], axis=1)
+    for env in (graded, signed):
+        env.reset(seed=0)
+    expected = (payoff[mine, theirs] - lo) / (hi - lo)
+    np.testing.assert_allclose(graded.step(actions).outcome, expected, atol=1e-6)
+    np.testing.assert_allclose(signed.step(actions).outcome, 0.5 + 0.5 * np.sign(payoff[mine, theirs]))

@@ -35,6 +35,12 @@ STATS: dict[str, Any] = {
     "env_steps_per_s": 12345.6,
     "timings": {"train": 30.04, "evaluate": 10.2},
 }
+NEWEST = [
+    {"learner": "main_0", "id": "main_0-v9", "role": "main_agent", "elo": 1099.6, "nash": 0.0,
+     "baseline": "scripted_l5", "win_rate": 0.625},
+    {"learner": "exp_0", "id": "exp_0-v4", "role": "main_exploiter", "elo": None, "nash": 0.25,
+     "baseline": "scripted_l5", "win_rate": None},
+]  # fmt: skip
 
 
 def console(mode: str, **overrides: Any) -> tuple[Console, io.StringIO]:
@@ -53,8 +59,8 @@ def test_headline_and_quiet_line_known_answers() -> None:
     assert headline(4, STATS) == "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
     assert quiet_line(4, STATS) == (
         "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
-        " | top main_0 elo 1210 nash 0.50"
-        " | nash entropy 1.030 · nash_conv 0.01234 · diversity 0.457"
+        " | top main_0 elo 1210 nash 0.500"
+        " | nash entropy 1.030 · nash_conv 0.012 · diversity 0.457"
     )
 
 
@@ -91,12 +97,13 @@ def test_missing_or_null_fields_are_left_out() -> None:
 
 
 def test_rich_summary_names_every_shown_agent() -> None:
-    con, out = console("rich")
+    out = io.StringIO()
+    con = Console(LoggingConfig(console="rich"), file=out, terminal=True)
     con.summary(4, STATS)
     text = out.getvalue()
     for agent in ("main_0", "exp_0", "league_0", "random"):
         assert agent in text
-    assert "generation 4" in text and "nash_conv 0.01234" in text
+    assert "generation 4" in text and "nash_conv 0.012" in text
 
 
 @pytest.mark.parametrize("mode", ["rich", "plain", "quiet"])
@@ -124,3 +131,32 @@ def test_note_prints_in_quiet_mode_too() -> None:
     con, out = console("quiet")
     con.note("resumed from generation 3")
     assert out.getvalue() == "resumed from generation 3\n"
+
+
+def test_every_learners_newest_snapshot_is_shown_in_every_mode_even_outside_the_top_k() -> None:
+    stats = STATS | {"newest": NEWEST}
+    quiet = quiet_line(4, stats)
+    assert (
+        " | main_0-v9 elo 1100 nash 0.000 vs scripted_l5 0.625 · exp_0-v4 elo - nash 0.250 vs scripted_l5 - | "
+        in quiet
+    )
+    plain = summary_lines(4, stats, top_k=1)
+    assert plain[1].split() == ["newest", "snapshot", "elo", "nash", "win", "rate", "vs"]
+    assert plain[2].split() == ["main_0-v9", "1100", "0.000", "0.625", "scripted_l5"]
+    assert plain[3].split() == ["exp_0-v4", "-", "0.250", "-", "scripted_l5"]
+    out = io.StringIO()
+    Console(LoggingConfig(console="rich"), file=out, terminal=True).summary(4, stats)
+    assert "main_0-v9" in out.getvalue() and "exp_0-v4" in out.getvalue()
+
+
+def test_rich_mode_writes_plain_lines_when_the_output_is_not_a_terminal() -> None:
+    con, out = console("rich", summary_top_k=3)
+    con.summary(4, STATS | {"newest": NEWEST})
+    assert out.getvalue().splitlines() == summary_lines(4, STATS | {"newest": NEWEST}, top_k=3)
+    assert "╭" not in out.getvalue() and "│" not in out.getvalue()
+
+
+def test_numbers_have_one_format_per_kind() -> None:
+    tiny = quiet_line(0, {"population": [], "nash_conv": 3.886e-16, "nash_entropy": 1.09})
+    assert tiny == "generation 0 · 0 agents | nash entropy 1.090 · nash_conv 0.000"
+    assert "e-" not in "\n".join(summary_lines(4, STATS | {"nash_conv": 3.886e-16}))

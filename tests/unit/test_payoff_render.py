@@ -5,18 +5,26 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from matplotlib import colormaps
 
+from light_league.agents.payoff_table import PayoffTable
 from light_league.errors import CorruptFileError
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.payoff_render import (
+    DIAGONAL_COLOR,
+    FULL_TABLE_MAX_AGENTS,
     ROLE_COLORS,
+    focus,
+    nash_bar_figure,
     nash_bar_png,
+    newest_snapshots,
     parse_payoff_markdown,
     payoff_csv,
+    payoff_heatmap_figure,
     payoff_heatmap_png,
     payoff_markdown,
 )
@@ -158,9 +166,143 @@ def test_heatmap_colours_follow_the_win_rates() -> None:
     assert not _has_color(_cell_area(payoff_heatmap_png(even)), _cmap_rgb(1.0))
 
 
-def test_heatmap_handles_a_large_population_without_cell_text() -> None:
-    image = payoff_heatmap_png(synthetic_snapshot(0, n=30))
-    assert image.shape[2] == 3 and image.shape[0] > 500
+def league_snapshot(
+    mains: int = 24, main_exploiters: int = 13, league_exploiters: int = 12
+) -> PayoffSnapshot:
+    """A 55-member league like generation 23 of league.yaml: 6 baselines, three learners' snapshots."""
+    ids = ["random"] + [f"scripted_l{k}" for k in range(1, 6)]
+    roles = ["baseline"] * 6
+    for learner, role, count in (
+        ("main_agent_0", "main_agent", mains),
+        ("main_exploiter_0", "main_exploiter", main_exploiters),
+        ("league_exploiter_0", "league_exploiter", league_exploiters),
+    ):
+        ids += [f"{learner}-v{v}" for v in range(count)]
+        roles += [role] * count
+    n = len(ids)
+    strength = np.random.default_rng(0).normal(size=n)
+    rates = 1.0 / (1.0 + np.exp(strength[None, :] - strength[:, None]))
+    np.fill_diagonal(rates, 0.5)
+    games = np.full((n, n), 16)
+    np.fill_diagonal(games, 0)
+    nash = np.zeros(n)
+    # the masses of the issue's chart: v9 and v11 beside exploiter snapshots, a league exploiter
+    for agent, p in (("scripted_l5", 0.3), ("main_agent_0-v9", 0.149), ("main_agent_0-v11", 0.27)):
+        nash[ids.index(agent)] = p
+    nash[ids.index("main_exploiter_0-v4")] = 0.2
+    nash[ids.index("league_exploiter_0-v7")] = 0.081
+    return PayoffSnapshot(23, ids, roles, rates, games, nash)
+
+
+def _bar_labels(snap: PayoffSnapshot) -> dict[str, float]:
+    """``{label text: bar length}``, pairing each bar with the tick label at its own height."""
+    ax = nash_bar_figure(snap).axes[0]
+    ticks = {round(float(y), 6): label.get_text() for y, label in zip(ax.get_yticks(), ax.get_yticklabels())}
+    out = {}
+    for bar in ax.patches:
+        centre = round(bar.get_y() + bar.get_height() / 2, 6)
+        assert centre in ticks, f"bar at y={centre} has no label of its own"
+        out[ticks[centre]] = bar.get_width()
+    return out
+
+
+@pytest.mark.parametrize("snap", [league_snapshot(), synthetic_snapshot(4), synthetic_snapshot(0, n=30)])
+def test_every_nash_bar_is_labelled_with_its_own_member(snap: PayoffSnapshot) -> None:
+    labelled = _bar_labels(snap)
+    for label, width in labelled.items():
+        agent = label.removesuffix(" (newest)")
+        assert width == pytest.approx(snap.nash[snap.agent_ids.index(agent)]), label
+    shown_support = {snap.agent_ids[i] for i in focus(snap).support}
+    assert shown_support <= {label.removesuffix(" (newest)") for label in labelled}
+    assert len(shown_support) == min(8, int(np.sum(snap.nash >= 5e-4)))
+
+
+def test_nash_chart_of_a_large_league_names_the_support_and_every_learners_newest_snapshot() -> None:
+    labelled = _bar_labels(league_snapshot())
+    assert labelled["main_agent_0-v9"] == pytest.approx(0.149)
+    assert labelled["main_agent_0-v11"] == pytest.approx(0.27)
+    assert labelled["league_exploiter_0-v7"] == pytest.approx(0.081)
+    for newest in (
+        "main_agent_0-v23 (newest)",
+        "main_exploiter_0-v12 (newest)",
+        "league_exploiter_0-v11 (newest)",
+    ):
+        assert labelled[newest] == 0.0
+
+
+def test_focus_is_the_baselines_the_support_and_each_learners_newest_snapshot() -> None:
+    snap = league_snapshot()
+    chosen = focus(snap)
+    names = [snap.agent_ids[i] for i in chosen.members]
+    assert names == [
+        "random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4", "scripted_l5",
+        "main_agent_0-v9", "main_agent_0-v11", "main_agent_0-v23",
+        "main_exploiter_0-v4", "main_exploiter_0-v12",
+        "league_exploiter_0-v7", "league_exploiter_0-v11",
+    ]  # fmt: skip
+    assert [snap.agent_ids[i] for i in chosen.support][:2] == ["scripted_l5", "main_agent_0-v11"]
+    assert newest_snapshots(["a-v2", "a-v10", "b", "c-v0"], ["main_agent"] * 3 + ["baseline"]) == [1]
+
+
+def test_heatmap_of_a_large_league_is_readable_at_tensorboards_card_size() -> None:
+    snap = league_snapshot()
+    image = payoff_heatmap_png(snap)
+    assert image.shape[1] <= 600 and image.shape[0] <= 700  # shown about 350-500 px wide, unscaled
+    ax = payoff_heatmap_figure(snap).axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == [snap.agent_ids[i] for i in focus(snap).members]
+    assert min(t.get_fontsize() for t in ax.get_yticklabels()) >= 8
+    assert any("13 of 55 members" in t.get_text() for t in ax.figure.texts)
+
+
+def test_small_populations_are_drawn_and_tabled_whole_in_role_blocks() -> None:
+    snap = synthetic_snapshot(0, n=FULL_TABLE_MAX_AGENTS)
+    ax = payoff_heatmap_figure(snap).axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert sorted(rows) == sorted(snap.agent_ids)
+    blocks = [snap.roles[snap.agent_ids.index(r)] for r in rows]
+    assert blocks == sorted(
+        blocks, key=["baseline", "main_agent", "main_exploiter", "league_exploiter", "best_response"].index
+    )
+    assert parse_payoff_markdown(payoff_markdown(snap))[0] == snap.agent_ids
+
+
+def test_markdown_of_a_large_league_shows_the_focus_and_the_whole_table_on_request() -> None:
+    snap = league_snapshot()
+    short = payoff_markdown(snap)
+    ids, _, _ = parse_payoff_markdown(short)
+    assert ids == [snap.agent_ids[i] for i in focus(snap).members]
+    assert max(len(line) for line in short.splitlines()) < 400
+    assert "Showing 13 of 55 members" in short and "--full" in short
+    assert "the other 50 members 0.000" in short
+    whole, _, _ = parse_payoff_markdown(payoff_markdown(snap, full=True))
+    assert whole == snap.agent_ids
+
+
+def test_diagonal_and_never_played_cells_are_rendered_as_docs_metrics_md_says() -> None:
+    table = PayoffTable()
+    table.add("a", "a", 1.0, 2.0)  # even self-play games do not change the defined diagonal
+    rates, games = table.matrix(["a", "b"])
+    np.testing.assert_array_equal(np.diag(rates), [0.5, 0.5])
+    np.testing.assert_array_equal(np.diag(games), [0, 0])
+    assert np.isnan(rates[0, 1]) and games[0, 1] == 0
+    snap = two_agents(rates.tolist(), games.astype(int).tolist(), [0.5, 0.5])
+    assert payoff_csv(snap).splitlines()[1] == "a,main_agent,0.5,"
+    text = payoff_markdown(snap)
+    assert "| a (main_agent) | 0.500 (0) | – (0) |" in text
+    image = payoff_heatmap_png(snap)
+    assert _has_color(image, _hex_rgb(DIAGONAL_COLOR))
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    for phrase in (
+        "`0.500 (0)`",
+        "`– (0)`",
+        "hatched",
+        "light grey",
+        f"`{DIAGONAL_COLOR}`",
+        "`null`",
+        "empty",
+    ):
+        assert phrase in doc, phrase
 
 
 def test_nash_bars_are_coloured_by_role() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_payoff_render import synthetic_snapshot
+from test_payoff_render import league_snapshot, synthetic_snapshot
 
-from light_league.errors import CorruptFileError
-from light_league.tracking.logger import PayoffSnapshot
+from light_league.errors import CorruptFileError, LeagueError
+from light_league.tracking.logger import PayoffSnapshot, newest_entries
 from light_league.tracking.payoff_render import parse_payoff_markdown, payoff_csv
 from light_league.tracking.report import (
     load_payoff_snapshot,
@@ -74,8 +74,8 @@ def test_report_shows_the_leaderboard_by_elo_and_the_latest_table(run_dir: Path)
     text = report(run_dir)
     latest = synthetic_snapshot(2)
     assert leaderboard_agents(text) == list(reversed(latest.agent_ids))
-    assert "| 1 | agent_4 | baseline | 1100.0 |" in text
-    assert "3,000 env steps" in text and "nash_conv 0.04167" in text
+    assert "| 1 | agent_4 | baseline | 1100 |" in text
+    assert "3,000 env steps" in text and "nash_conv 0.042" in text
     ids, rates, games = parse_payoff_markdown(text.split("## Payoff table")[1])
     assert ids == latest.agent_ids
     np.testing.assert_allclose(rates, latest.win_rates, atol=5e-4)
@@ -84,6 +84,7 @@ def test_report_shows_the_leaderboard_by_elo_and_the_latest_table(run_dir: Path)
     cells = [line.split("|")[1].strip() for line in history.splitlines() if line.startswith("| ")]
     assert cells == ["generation", "0", "1", "2"]
     assert "| 0 | 3 | 0.500 | 0.125 | - | 1,000 | 10.0 |" in history
+    assert "| 2 | 5 | 0.500 | 0.042 | 0.250 | 3,000 | 30.0 |" in history
 
 
 def test_report_of_an_earlier_generation_exports_its_csv(run_dir: Path, tmp_path: Path) -> None:
@@ -145,3 +146,36 @@ def test_a_corrupt_line_inside_generations_names_the_line(run_dir: Path) -> None
     path.write_text("\n".join(lines))
     with pytest.raises(CorruptFileError, match="generations.jsonl line 2"):
         read_generations(run_dir)
+
+
+def test_report_of_an_earlier_generation_ends_its_history_there(run_dir: Path) -> None:
+    history = report(run_dir, generation=1).split("## History")[1]
+    cells = [line.split("|")[1].strip() for line in history.splitlines() if line.startswith("| ")]
+    assert cells == ["generation", "0", "1"]
+
+
+def test_a_negative_generation_is_a_clear_error_without_a_file_name(run_dir: Path) -> None:
+    with pytest.raises(
+        LeagueError, match=r"--generation must be 0 or more, got -1; saved generations: \[0, 1, 2\]"
+    ):
+        report(run_dir, generation=-1)
+
+
+def test_report_of_a_large_league_shows_its_focus_and_the_whole_table_with_full(tmp_path: Path) -> None:
+    snap = league_snapshot()
+    save_payoff_snapshot(tmp_path, snap)
+    short = parse_payoff_markdown(report(tmp_path).split("## Payoff table")[1])[0]
+    assert len(short) == 13 and "main_agent_0-v23" in short
+    assert parse_payoff_markdown(report(tmp_path, full=True).split("## Payoff table")[1])[0] == snap.agent_ids
+
+
+def test_report_shows_each_learners_newest_snapshot_of_the_record(tmp_path: Path) -> None:
+    snap = league_snapshot()
+    save_payoff_snapshot(tmp_path, snap)
+    elo = {a: 1000.0 for a in snap.agent_ids} | {"scripted_l5": 1400.0, "main_agent_0-v23": 1456.4}
+    record = generation_record(snap) | {"elo": elo, "newest": newest_entries(snap, elo)}
+    (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
+    section = report(tmp_path).split("## Each learner's newest snapshot")[1].split("## ")[0]
+    v23, l5 = snap.agent_ids.index("main_agent_0-v23"), snap.agent_ids.index("scripted_l5")
+    assert f"| main_agent_0-v23 | 1456 | 0.000 | {snap.win_rates[v23, l5]:.3f} | scripted_l5 |" in section
+    assert "| league_exploiter_0-v11 |" in section and "| main_exploiter_0-v12 |" in section

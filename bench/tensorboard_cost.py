@@ -1,0 +1,105 @@
+"""TensorBoard's share of a generation: psro_kuhn.yaml with ``logging.tensorboard`` on and off.
+
+Runs ``main.py --config expr_configs/psro_kuhn.yaml`` for ``--generations`` generations (NashConv
+target off, so every run does the same work), alternating TensorBoard on and off ``--repeats``
+times. A generation's time is the difference of consecutive ``wall_s`` in ``generations.jsonl``
+(generation ``g``'s own work plus the logging of ``g - 1``), so the process start is left out.
+Prints the median seconds per generation of each side and their ratio; ``--out FILE`` also writes
+them as JSON (``docs/data/tensorboard_cost.json`` is what docs/benchmarks.md shows, see
+``tools/regenerate_docs.py``).
+
+    python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json
+    python bench/tensorboard_cost.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = "expr_configs/psro_kuhn.yaml"
+
+
+def generation_seconds(tensorboard: bool, generations: int, scratch: Path) -> list[float]:
+    """Seconds per generation (after the first) of one run."""
+    run_dir = scratch / f"tb_{tensorboard}_{time.monotonic_ns()}"
+    command = [
+        sys.executable,
+        "main.py",
+        "--config",
+        CONFIG,
+        "--run-dir",
+        str(run_dir),
+        "--quiet",
+        f"stop.max_generations={generations}",
+        "stop.target_nash_conv=null",
+        f"logging.tensorboard={str(tensorboard).lower()}",
+    ]
+    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    records = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    walls = [float(r["wall_s"]) for r in records]
+    return [b - a for a, b in zip(walls, walls[1:])]
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    return {name: metadata.version(name) for name in ("tensorboard", "matplotlib", "torch", "numpy")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generations", type=int, default=12)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="4 generations, 1 repeat")
+    parser.add_argument("--out", type=Path, help="also write the result as JSON here")
+    args = parser.parse_args(argv)
+    generations, repeats = (4, 1) if args.quick else (args.generations, args.repeats)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_before = os.getloadavg()
+    per_gen: dict[bool, list[float]] = {True: [], False: []}
+    with tempfile.TemporaryDirectory(prefix="tb-cost-") as scratch:
+        for _ in range(repeats):
+            for tensorboard in (True, False):
+                per_gen[tensorboard] += generation_seconds(tensorboard, generations, Path(scratch))
+    on, off = statistics.median(per_gen[True]), statistics.median(per_gen[False])
+    result = {
+        "command": "python bench/tensorboard_cost.py" + (" --quick" if args.quick else ""),
+        "config": CONFIG,
+        "generations": generations,
+        "repeats": repeats,
+        "seconds_per_generation_on": round(on, 4),
+        "seconds_per_generation_off": round(off, 4),
+        "ratio": round(on / off, 3),
+        "started": started,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "versions": versions(),
+    }
+    print(
+        f"{CONFIG}, {generations} generations x {repeats} runs per side: "
+        f"TensorBoard on {on:.3f} s/generation, off {off:.3f} s/generation, ratio {on / off:.2f}x"
+    )
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""What a finished run directory holds, and what each --resume session stores and says."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from light_league.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
+KUHN = str(ROOT / "expr_configs" / "psro_kuhn.yaml")
+FAST = ["scheduler.steps_per_generation=512", "evaluation.episodes_per_pair=8", "logging.tensorboard=false"]
+
+
+def _generations(run_dir: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+
+
+def test_resume_overrides_are_stored_and_a_finished_run_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    assert main(["--config", RPS, "--run-dir", str(run_dir), "--quiet", "stop.max_generations=1", *FAST]) == 0
+    assert not (run_dir / ".lock").exists()
+    assert sorted(p.name for p in (run_dir / "checkpoint").iterdir()) == ["gen_0000", "latest.json"]
+
+    assert main(["--resume", str(run_dir), "stop.max_generations=2"]) == 0
+    assert yaml.safe_load((run_dir / "config.yaml").read_text())["stop"]["max_generations"] == 2
+    sessions = json.loads((run_dir / "manifest.json").read_text())["sessions"]
+    assert len(sessions) == 2 and sessions[1]["argv"][-1] == "stop.max_generations=2"
+    assert sessions[1]["overrides"] == ["stop.max_generations=2"]
+    assert "stop.max_generations=1" in sessions[0]["overrides"]
+    assert [g["generation"] for g in _generations(run_dir)] == [0, 1]
+    tasks = _generations(run_dir)[1]["tasks"]
+    assert {t["learner"] for t in tasks} == {"main_agent_0", "main_exploiter_0", "league_exploiter_0"}  # type: ignore[union-attr]
+    for task in tasks:  # type: ignore[union-attr]
+        assert set(task["info"]) == {"branches", "fallbacks"}  # docs/league.md: recorded per task
+    assert sorted(p.name for p in (run_dir / "checkpoint").iterdir()) == ["gen_0001", "latest.json"]
+    capsys.readouterr()
+
+    assert main(["--resume", str(run_dir)]) == 0  # keeps max_generations=2: nothing left to do
+    err = capsys.readouterr().err
+    assert "nothing to do: the run has already stopped (stop.max_generations=2) after 2 generations" in err
+    assert len(_generations(run_dir)) == 2 and not (run_dir / ".lock").exists()
+
+
+def test_target_nash_conv_zero_stops_an_exact_equilibrium(tmp_path: Path) -> None:
+    run_dir = tmp_path / "kuhn"
+    args = ["--config", KUHN, "--run-dir", str(run_dir), "--quiet", "logging.tensorboard=false"]
+    assert main([*args, "stop.target_nash_conv=0.0", "stop.max_generations=40"]) == 0
+    records = _generations(run_dir)
+    assert len(records) < 40
+    assert 0.0 <= float(records[-1]["nash_conv"]) <= 1e-9  # type: ignore[arg-type]
+
+
+def test_a_local_ray_run_does_not_open_with_rays_token_notice(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}  # Ray's own default
+    command = [sys.executable, "main.py", "--config", RPS, "--run-dir", str(tmp_path / "ray"), "--quiet"]
+    command += ["execution.backend=ray", "stop.max_generations=1", *FAST]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Token authentication" not in done.stderr
+    assert done.stderr.splitlines()[0].startswith("generation 0 · ")
