@@ -14,7 +14,7 @@ CONFIG = Path(__file__).resolve().parents[2] / "expr_configs" / "rps_tiny.yaml"
 
 
 def learner_state(run_dir: Path, learner: str) -> dict:
-    path = run_dir / "checkpoint" / "gen_0001" / "learners" / f"{learner}.pt"
+    path = run_dir / "checkpoint" / "gen_0000" / "learners" / f"{learner}.pt"
     return torch.load(path, weights_only=True)["learner"]
 
 
