@@ -159,7 +159,8 @@ def machine_line() -> str:
 
     load = os.getloadavg()
     return (
-        f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; {os.cpu_count()} cores, "
+        f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; {os.cpu_count()} CPUs "
+        f"({platform.platform()}), "
         f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; Python {platform.python_version()}, "
         f"torch {torch.__version__}, numpy {np.__version__}"
     )
@@ -246,6 +247,7 @@ def main() -> None:
     )
     parser.add_argument("overrides", nargs="*", default=[], help="extra key=value overrides for every seed")
     args, extra = parser.parse_known_args()
+    print(f"# command: python bench/league_quality.py {' '.join(sys.argv[1:])}")
     print(f"# {machine_line()}")
     if args.from_runs:
         runs = [read_run(d, d.name) for d in args.from_runs]

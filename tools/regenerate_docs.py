@@ -226,12 +226,29 @@ def render_tensorboard_cost(data: Path) -> str:
     )
 
 
+def render_bench_text(data: Path) -> str:
+    """A bench's text output: its ``# ...`` header lines as a sentence, the rest as a code block
+    (``bench/league_quality.py`` writes ``# command: ...`` and ``# <date>; <machine>`` first)."""
+    lines = data.read_text(encoding="utf-8").rstrip("\n").splitlines()
+    header = [line[1:].strip() for line in lines if line.startswith("#")]
+    body = [line for line in lines if not line.startswith("#")]
+    while body and not body[0].strip():
+        body.pop(0)
+    command = next((h.removeprefix("command:").strip() for h in header if h.startswith("command:")), None)
+    when = [h.removeprefix("finished").strip() for h in header if not h.startswith("command:")]
+    intro = (f"Command: `{command}`" if command else "Bench output") + (f", {when[0]}" if when else "")
+    return intro + ":\n\n```\n" + "\n".join(body) + "\n```"
+
+
 FIGURES = (
     Figure("league_run_table", "league.md", "league_run", render_league_run_table),
     Figure("league_run_console", "quickstart.md", "league_run", render_league_run_console),
     Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
+    Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
+    Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
+    Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
 )
 CAPTURES = {"league_run": capture_league_run, "psro_kuhn_run": capture_run}
 
