@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
+from types import ModuleType
 from typing import Any
 
 import gymnasium
@@ -77,6 +79,40 @@ def parse_pettingzoo_name(name: str) -> tuple[str, str]:
     return parts[1], parts[2]
 
 
+def _is_env_class(obj: object) -> bool:
+    return (
+        inspect.isclass(obj) and issubclass(obj, (ParallelEnv, AECEnv)) and obj not in (ParallelEnv, AECEnv)
+    )
+
+
+def check_env_factory(name: str, module: ModuleType, factory: object) -> None:
+    """Refuse a factory that is not a PettingZoo env constructor, without calling it.
+
+    Accepted: a ``ParallelEnv`` / ``AECEnv`` subclass, or a plain Python function defined in the
+    named module's package (or in PettingZoo itself, whose ``parallel_env`` wrappers live in
+    ``pettingzoo.utils``) when the named module holds such a subclass. So
+    ``pettingzoo:os:system`` or ``pettingzoo:shutil:rmtree`` are refused before anything runs.
+    """
+    if _is_env_class(factory):
+        return
+    module_name = module.__name__
+    why = ""
+    if not inspect.isfunction(factory):
+        why = f"a {type(factory).__name__}, not a Python function or env class"
+    elif not any(_is_env_class(v) for v in vars(module).values()):
+        why = f"module {module_name!r} defines no PettingZoo ParallelEnv/AECEnv subclass"
+    else:
+        home = str(getattr(factory, "__module__", "") or "")
+        top = module_name.split(".")[0]
+        if not (home == module_name or home.split(".")[0] in (top, "pettingzoo")):
+            why = f"it is defined in {home!r}, outside the env's package {top!r}"
+    if why:
+        raise ValueError(
+            f"env {name!r} does not name a PettingZoo env constructor ({why}); name the env class or "
+            "its factory function, e.g. pettingzoo:pettingzoo.classic.rps_v2:parallel_env"
+        )
+
+
 def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     """Build the PettingZoo env named ``pettingzoo:<module>:<factory>`` as a ``ParallelEnv``."""
     module_name, factory_name = parse_pettingzoo_name(name)
@@ -88,6 +124,7 @@ def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise ValueError(f"module {module_name!r} has no callable {factory_name!r} (env {name!r})")
+    check_env_factory(name, module, factory)  # before the call: a config value never calls any callable
     env = factory(**env_kwargs)
     if isinstance(env, ParallelEnv):
         return env

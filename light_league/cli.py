@@ -101,6 +101,9 @@ def _run(args: list[str]) -> int:
             )
         overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
         config = load_config(run_dir.config, overrides)
+        from light_league.plugins import check_stored_imports
+
+        check_stored_imports(config, overrides, source=str(run_dir.config))
     else:
         if not ns.config:
             raise LeagueError("--config FILE is required (e.g. --config expr_configs/league.yaml)")
