@@ -20,9 +20,13 @@ return from ``[min_utility, max_utility]`` to ``[0, 1]``.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import functools
 import importlib
 import inspect
+import os
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -166,15 +170,43 @@ def parse_openspiel_name(name: str) -> str:
     return game
 
 
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null for the duration (C++ libraries write there directly)."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _load_game(game_string: str) -> Any:
     try:
         import pyspiel
     except ImportError as exc:
         raise ValueError("OpenSpiel envs need open_spiel; install it with `pip install open-spiel`") from exc
+    short = game_string.split("(")[0].strip()
+    known = list(pyspiel.registered_names())
+    if short not in known:  # checked first: OpenSpiel prints every game name to stderr on a miss
+        close = difflib.get_close_matches(short, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise ValueError(
+            f"unknown OpenSpiel game {short!r}{hint} (python -c 'import pyspiel; print(pyspiel.registered_names())' lists them)"
+        )
     try:
-        game = pyspiel.load_game(game_string)
+        with _stderr_silenced():  # OpenSpiel's C++ side also prints the error to fd 2
+            game = pyspiel.load_game(game_string)
     except pyspiel.SpielError as exc:
-        raise ValueError(f"OpenSpiel cannot load game {game_string!r}: {exc}") from exc
+        text = " ".join(str(exc).split())[:300]
+        raise ValueError(f"OpenSpiel cannot load game {game_string!r}: {text}") from exc
     gtype = game.get_type()
     if game.num_players() != 2:
         raise ValueError(

@@ -77,6 +77,14 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"evaluation.baselines: unknown baseline {name!r} for env {config.env.name!r}"
                 f"{did_you_mean(name, valid)} (valid: {listed})"
             )
+    roles = sorted({setup.role.value for setup in scheduler.learners()})
+    need = len(config.evaluation.baselines) + len(roles)
+    if config.league.pool_max_size < need:
+        raise ConfigError(
+            f"league.pool_max_size={config.league.pool_max_size} is too small: the pool always keeps its "
+            f"{len(config.evaluation.baselines)} baselines and the latest member of each role ({', '.join(roles)}); "
+            f"set league.pool_max_size={need} or more"
+        )
     _learner_class(config)  # resolves the learner kind and validates its options
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -45,6 +46,8 @@ _DEAD = (RayActorError, ActorDiedError, ActorUnavailableError)
 CONNECT_TIMEOUT_S = 10.0
 #: seconds an actor may take to be placed and constructed before the run fails
 PLACEMENT_TIMEOUT_S = 300.0
+#: seconds between checks that the local Ray instance is still alive while waiting on it
+LIVENESS_POLL_S = 2.0
 
 
 class ClusterUnavailable(LeagueError, ConnectionError):
@@ -69,11 +72,45 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
     raise exc
 
 
+class RayInstanceDown(RuntimeError):
+    """A core process (raylet, GCS) of the Ray instance this run started has exited."""
+
+
+def _local_ray_down() -> str | None:
+    """The name of a core process of the Ray instance started by this process that has exited.
+
+    None when all are up, or when this process joined a cluster (it owns no Ray processes).
+    """
+    node: Any = getattr(ray._private.worker, "_global_node", None)
+    # None when not started here; getattr also covers a Ray version without these internals
+    processes = getattr(node, "all_processes", None) or {}
+    for kind in ("raylet", "gcs_server"):
+        for info in processes.get(kind, []):
+            proc = getattr(info, "process", None)
+            if proc is not None and proc.poll() is not None:
+                return str(kind)
+    return None
+
+
+def check_local_ray() -> None:
+    """Raise :class:`RayInstanceDown` when the local Ray instance lost its raylet or GCS."""
+    dead = _local_ray_down()
+    if dead is not None:
+        raise RayInstanceDown(
+            f"the local Ray instance stopped: its {dead} process exited (killed, or out of memory); "
+            "no component can run without it"
+        )
+
+
 def _get(ref: Any, name: str) -> Any:
-    try:
-        return ray.get(ref)
-    except (*_DEAD, ObjectLostError, RayTaskError) as exc:
-        _raise_lost(name, exc)
+    while True:
+        try:
+            return ray.get(ref, timeout=LIVENESS_POLL_S)
+        except GetTimeoutError:
+            check_local_ray()  # a dead local raylet would otherwise hang the call for minutes
+        except (*_DEAD, ObjectLostError, RayTaskError) as exc:
+            check_local_ray()
+            _raise_lost(name, exc)
 
 
 class _RayFuture(Future):
@@ -149,6 +186,7 @@ class RayExecutor(Executor):
 
     def restart(self, handle: Handle) -> Handle:
         """A fresh actor with the same arguments, on any live node; waits until it is up."""
+        check_local_ray()
         self._forget(handle.target)
         new = self.create(
             handle.cls,
@@ -158,7 +196,12 @@ class RayExecutor(Executor):
             cpus=handle.cpus,
             **handle.kwargs,
         )
-        ready, _ = ray.wait([new.target.__ray_ready__.remote()], timeout=PLACEMENT_TIMEOUT_S)
+        waiting = [new.target.__ray_ready__.remote()]
+        deadline = time.monotonic() + PLACEMENT_TIMEOUT_S
+        ready: list[Any] = []
+        while not ready and time.monotonic() < deadline:
+            ready, _ = ray.wait(waiting, timeout=LIVENESS_POLL_S)
+            check_local_ray()
         if not ready:
             raise PlacementTimeout(
                 f"no live node could host a replacement for {handle.name} within "
