@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# A failed call is reported once, as the run's one-line error (traceback in error.log); Ray would
+# also print every never-fetched failed result (tens of lines) as its references are collected.
+os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")
 
 import ray
 from ray.exceptions import (
