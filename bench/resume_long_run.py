@@ -139,6 +139,10 @@ def main() -> int:
                 f"{label}: match log after resume {after / 2**20:.1f} MB (cut at the checkpoint: {after == cut})"
             )
         print()
+        load = os.getloadavg()
+        print(
+            f"load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} CPUs"
+        )
         print("| code | command | wall s | CPU s | peak RSS MB |")
         print("|---|---|---:|---:|---:|")
         for label, what, w, cpu, m in rows:
