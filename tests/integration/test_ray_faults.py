@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,40 @@ def test_an_unreachable_cluster_address_fails_at_once_with_one_line(tmp_path: Pa
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: execution.address={address!r}: cannot join")
     assert "ray start --head" in err[0]
+
+
+@pytest.mark.slow
+def test_a_dead_local_raylet_stops_the_run_within_seconds(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
+        + ["stop.max_generations=1000", "execution.num_cpus=2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "the run did not complete a generation"
+            )
+            time.sleep(0.2)
+        raylets = [p for p in psutil.Process(proc.pid).children() if "raylet" in p.name()]
+        assert len(raylets) == 1, [p.name() for p in psutil.Process(proc.pid).children()]
+        raylets[0].kill()
+        killed = time.monotonic()
+        _, err = proc.communicate(timeout=120)  # before: a hang of ~6 minutes, then wrong advice
+        waited = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    lines = [line for line in err.strip().splitlines() if line.startswith("error")]
+    assert len(lines) == 1 and "RayInstanceDown" in lines[0] and "raylet" in lines[0], err[-2000:]
+    assert lines[0].endswith(f"continue with: python main.py --resume {run_dir}")
+    assert waited < 30, waited
