@@ -232,3 +232,44 @@ def test_a_dead_local_raylet_stops_the_run_within_seconds(tmp_path: Path) -> Non
     assert len(lines) == 1 and "RayInstanceDown" in lines[0] and "raylet" in lines[0], err[-2000:]
     assert lines[0].endswith(f"continue with: python main.py --resume {run_dir}")
     assert waited < 30, waited
+
+
+@pytest.mark.slow
+def test_a_dead_policy_server_prints_one_error_line_and_nothing_after(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
+        + ["stop.max_generations=1000", "execution.num_cpus=2", "logging.console=quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "the run did not complete a generation"
+            )
+            time.sleep(0.2)
+        servers = [
+            p
+            for p in psutil.Process(proc.pid).children(recursive=True)
+            if "PolicyServer" in " ".join(p.cmdline() or [p.name()])
+        ]
+        assert len(servers) == 1
+        servers[0].kill()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    lines = [
+        line
+        for line in err.strip().splitlines()
+        if line.strip() and not line.startswith(("generation ", "Token authentication"))
+    ]
+    assert len(lines) == 1 and lines[0].startswith("error: run failed"), lines[:40]
