@@ -157,3 +157,10 @@ def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> N
                 f"and --resume imports no module it names: if you trust that module, confirm it by adding "
                 f"{key}={value} to the command (see docs/trust.md)"
             )
+    wandb = config.logging.wandb
+    if wandb.mode == "online" and ("logging.wandb.mode", "online") not in confirmed:
+        raise ConfigError(
+            f"{source} sets logging.wandb.mode=online (entity {wandb.entity!r}, project {wandb.project!r}), which "
+            "uploads the run's metrics; a run directory is data and --resume sends nothing it names: confirm it "
+            "by adding logging.wandb.mode=online to the command, or add logging.wandb.mode=disabled (see docs/trust.md)"
+        )

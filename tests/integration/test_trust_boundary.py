@@ -138,6 +138,16 @@ def test_resume_imports_no_module_named_only_by_the_run_directory(
     assert marker.exists()
 
 
+def test_resume_uploads_nowhere_named_only_by_the_run_directory(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["logging"]["wandb"] = {"mode": "online", "entity": "someone-else", "project": "exfil"}
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "logging.wandb.mode=online", "someone-else")
+    assert main(["--resume", str(run), "logging.wandb.mode=disabled", "stop.max_generations=2"]) == 0
+
+
 def test_report_imports_nothing_from_the_run_directory(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
