@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -166,3 +167,25 @@ def test_bad_names_fail_with_the_fix() -> None:
     with pytest.raises(ValueError, match="bad kwargs"):
         envs.make_batched("battalion", 1, team=2)
     assert envs.fixed_policy_names(NIM) == ["random"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pettingzoo:os:system",
+        "pettingzoo:subprocess:run",
+        "pettingzoo:shutil:rmtree",
+        "pettingzoo:builtins:exec",
+    ],
+)
+def test_a_factory_that_is_no_env_constructor_is_never_called(name: str, tmp_path: Path) -> None:
+    marker = tmp_path / "X"
+    with pytest.raises(ValueError, match="not name a PettingZoo env constructor"):
+        envs.make_parallel(name, command=f"touch {marker}", args=["touch", str(marker)], path=str(tmp_path))
+    assert not marker.exists() and tmp_path.is_dir()
+
+
+def test_env_classes_and_their_modules_factories_are_accepted() -> None:
+    assert envs.make_parallel(NIM) is not None
+    assert envs.make_parallel("pettingzoo:envs.matrix_games:MatrixGameParallelEnv", game="rps") is not None
+    assert envs.make_parallel("pettingzoo:envs.matrix_games:make_parallel", game="rps") is not None
