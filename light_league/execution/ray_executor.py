@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -155,9 +157,12 @@ class RayExecutor(Executor):
     ) -> None:
         self._owns_ray = False
         self._actors: list[Any] = []
+        self._reaper: subprocess.Popen[bytes] | None = None
         if not ray.is_initialized():
             _init_ray(address, num_cpus, object_store_mb)
             self._owns_ray = True
+            if not address:
+                self._reaper = _start_reaper()
         self._node_id = str(ray.get_runtime_context().get_node_id())
 
     @property
@@ -244,6 +249,57 @@ class RayExecutor(Executor):
             self._forget(actor)
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
+        if self._reaper is not None:  # closing its pipe lets it reap what shutdown left, then exit
+            assert self._reaper.stdin is not None
+            self._reaper.stdin.close()
+            try:
+                self._reaper.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._reaper.kill()
+            self._reaper = None
+
+
+#: A watchdog for a Ray instance this process starts: it notes the raylet's descendants every
+#: second and kills them when its stdin (a pipe from the driver) closes, i.e. when the driver has
+#: exited, even by SIGKILL. Ray's own helpers (dashboard and runtime-env agents) would otherwise
+#: outlive a killed driver by a minute or more.
+_REAPER = r"""
+import os, select, sys
+import psutil
+raylet = psutil.Process(int(sys.argv[1]))
+seen = {}
+while True:
+    ready, _, _ = select.select([sys.stdin], [], [], 1.0)
+    if ready and not os.read(sys.stdin.fileno(), 1):
+        break
+    try:
+        for child in raylet.children(recursive=True):
+            seen[child.pid] = child
+    except psutil.Error:
+        pass
+for child in seen.values():
+    try:
+        if child.is_running():
+            child.kill()
+    except psutil.Error:
+        pass
+"""
+
+
+def _start_reaper() -> subprocess.Popen[bytes] | None:
+    """Start the watchdog of the local Ray instance's processes (None if its raylet is unknown)."""
+    node: Any = getattr(ray._private.worker, "_global_node", None)
+    raylets = (getattr(node, "all_processes", None) or {}).get("raylet", [])
+    proc = getattr(raylets[0], "process", None) if raylets else None
+    if proc is None:
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-c", _REAPER, str(proc.pid)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -> None:

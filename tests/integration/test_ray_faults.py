@@ -273,3 +273,36 @@ def test_a_dead_policy_server_prints_one_error_line_and_nothing_after(tmp_path: 
         if line.strip() and not line.startswith(("generation ", "Token authentication"))
     ]
     assert len(lines) == 1 and lines[0].startswith("error: run failed"), lines[:40]
+
+
+@pytest.mark.slow
+def test_ray_helpers_do_not_outlive_a_sigkilled_driver(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
+        + ["stop.max_generations=1000", "execution.num_cpus=2", "logging.console=quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "the run did not complete a generation"
+            )
+            time.sleep(0.2)
+        ray_procs = [p for p in psutil.Process(proc.pid).children(recursive=True) if "reaper" not in p.name()]
+        assert any("Agent" in " ".join(p.cmdline()) for p in ray_procs), [p.name() for p in ray_procs]
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = time.monotonic()
+    while time.monotonic() - killed < 20 and any(
+        p.is_running() and p.status() != "zombie" for p in ray_procs
+    ):
+        time.sleep(0.5)
+    alive = [p for p in ray_procs if p.is_running() and p.status() != "zombie"]
+    assert not alive, [" ".join(p.cmdline())[:80] for p in alive]  # before: two agents for 60-120 s
