@@ -56,7 +56,9 @@ def test_nested_yaml_aliases_are_refused(tmp_path: Path, capfd: pytest.CaptureFi
     cfg = tmp_path / "laughs.yaml"
     cfg.write_text(LAUGHS)
     assert len(LAUGHS) < 2000
-    one_line(["--config", str(cfg), "--run-dir", str(tmp_path / "r")], capfd, "laughs.yaml", "expands to more than")
+    one_line(
+        ["--config", str(cfg), "--run-dir", str(tmp_path / "r")], capfd, "laughs.yaml", "expands to more than"
+    )
 
 
 @pytest.mark.parametrize(
