@@ -35,6 +35,7 @@ from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import ConfigError, CorruptFileError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.execution import Handle, build_executor
+from light_league.execution.base import ComponentLost, WorkerDied
 from light_league.league.agent_pool import AgentType
 from light_league.league.match_database import record_generation
 from light_league.rollout.rollout_manager import RolloutManager
@@ -404,7 +405,12 @@ def _check_state(runner: Runner, path: Path, state: Any) -> None:
         DecayedPayoff.from_state_dict(agents["training"])
         DiversityTracker.from_state_dict(agents["diversity"])
         need(isinstance(state["scheduler"], dict), "'scheduler' is not an object")
-        copy.deepcopy(runner.scheduler).load_state_dict(state["scheduler"])
+        try:
+            probe = copy.deepcopy(runner.scheduler)
+        except Exception:  # a plugin scheduler that cannot be copied: checked when it is loaded
+            probe = None
+        if probe is not None:
+            probe.load_state_dict(state["scheduler"])
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _malformed(path, exc) from None
 
@@ -508,6 +514,8 @@ def _check_learner_state(runner: Runner, lid: str, path: Path, state: dict[str, 
     """Load ``state`` into learner ``lid`` (memory only); a mismatch is a one-line error."""
     try:
         runner.executor.call(runner.learners[lid], "load_state_dict", state)
+    except (WorkerDied, ComponentLost):
+        raise  # the learner is gone, not the file that is wrong
     except Exception as exc:
         cause = getattr(exc, "cause", None) or exc  # Ray wraps the learner's exception
         text = " ".join(str(cause).split())[:200]
