@@ -23,8 +23,14 @@ return from ``[min_utility, max_utility]`` to ``[0, 1]``.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import functools
 import importlib
+import inspect
+import os
+from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 import gymnasium
@@ -80,6 +86,40 @@ def parse_pettingzoo_name(name: str) -> tuple[str, str]:
     return parts[1], parts[2]
 
 
+def _is_env_class(obj: object) -> bool:
+    return (
+        inspect.isclass(obj) and issubclass(obj, (ParallelEnv, AECEnv)) and obj not in (ParallelEnv, AECEnv)
+    )
+
+
+def check_env_factory(name: str, module: ModuleType, factory: object) -> None:
+    """Refuse a factory that is not a PettingZoo env constructor, without calling it.
+
+    Accepted: a ``ParallelEnv`` / ``AECEnv`` subclass, or a plain Python function defined in the
+    named module's package (or in PettingZoo itself, whose ``parallel_env`` wrappers live in
+    ``pettingzoo.utils``) when the named module holds such a subclass. So
+    ``pettingzoo:os:system`` or ``pettingzoo:shutil:rmtree`` are refused before anything runs.
+    """
+    if _is_env_class(factory):
+        return
+    module_name = module.__name__
+    why = ""
+    if not inspect.isfunction(factory):
+        why = f"a {type(factory).__name__}, not a Python function or env class"
+    elif not any(_is_env_class(v) for v in vars(module).values()):
+        why = f"module {module_name!r} defines no PettingZoo ParallelEnv/AECEnv subclass"
+    else:
+        home = str(getattr(factory, "__module__", "") or "")
+        top = module_name.split(".")[0]
+        if not (home == module_name or home.split(".")[0] in (top, "pettingzoo")):
+            why = f"it is defined in {home!r}, outside the env's package {top!r}"
+    if why:
+        raise ValueError(
+            f"env {name!r} does not name a PettingZoo env constructor ({why}); name the env class or "
+            "its factory function, e.g. pettingzoo:pettingzoo.classic.rps_v2:parallel_env"
+        )
+
+
 def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     """Build the PettingZoo env named ``pettingzoo:<module>:<factory>`` as a ``ParallelEnv``."""
     module_name, factory_name = parse_pettingzoo_name(name)
@@ -91,6 +131,7 @@ def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise ValueError(f"module {module_name!r} has no callable {factory_name!r} (env {name!r})")
+    check_env_factory(name, module, factory)  # before the call: a config value never calls any callable
     env = factory(**env_kwargs)
     if isinstance(env, ParallelEnv):
         return env
@@ -132,15 +173,43 @@ def parse_openspiel_name(name: str) -> str:
     return game
 
 
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null for the duration (C++ libraries write there directly)."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _load_game(game_string: str) -> Any:
     try:
         import pyspiel
     except ImportError as exc:
         raise ValueError("OpenSpiel envs need open_spiel; install it with `pip install open-spiel`") from exc
+    short = game_string.split("(")[0].strip()
+    known = list(pyspiel.registered_names())
+    if short not in known:  # checked first: OpenSpiel prints every game name to stderr on a miss
+        close = difflib.get_close_matches(short, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise ValueError(
+            f"unknown OpenSpiel game {short!r}{hint} (python -c 'import pyspiel; print(pyspiel.registered_names())' lists them)"
+        )
     try:
-        game = pyspiel.load_game(game_string)
+        with _stderr_silenced():  # OpenSpiel's C++ side also prints the error to fd 2
+            game = pyspiel.load_game(game_string)
     except pyspiel.SpielError as exc:
-        raise ValueError(f"OpenSpiel cannot load game {game_string!r}: {exc}") from exc
+        text = " ".join(str(exc).split())[:300]
+        raise ValueError(f"OpenSpiel cannot load game {game_string!r}: {text}") from exc
     gtype = game.get_type()
     if game.num_players() != 2:
         raise ValueError(

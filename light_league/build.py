@@ -17,6 +17,10 @@ at any moment leaves the previous generation as the resume point.
 
 from __future__ import annotations
 
+import copy
+import json
+import logging
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,16 +36,26 @@ from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import ConfigError, CorruptFileError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.execution import Handle, build_executor
+from light_league.execution.base import ComponentLost, WorkerDied
 from light_league.league.agent_pool import AgentType
+from light_league.league.match_database import record_generation
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
-from light_league.run_dir import RunDir
+from light_league.run_dir import RunDir, safe_name
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.training.training_manager import TrainingManager
-from light_league.utils.atomic import atomic_write_bytes, atomic_write_json, read_json
+from light_league.utils.atomic import (
+    atomic_write_bytes,
+    atomic_write_json,
+    committed_size,
+    read_json,
+    remove_temp_files,
+)
 
 if TYPE_CHECKING:
     from light_league.runner import Runner
+
+log = logging.getLogger(__name__)
 
 #: learners whose initial weights join the population before the first generation
 INITIAL_MEMBER_ROLES = (AgentType.MAIN_AGENT, AgentType.BEST_RESPONSE)
@@ -65,6 +79,14 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"evaluation.baselines: unknown baseline {name!r} for env {config.env.name!r}"
                 f"{did_you_mean(name, valid)} (valid: {listed})"
             )
+    roles = sorted({setup.role.value for setup in scheduler.learners()})
+    need = len(config.evaluation.baselines) + len(roles)
+    if config.league.pool_max_size < need:
+        raise ConfigError(
+            f"league.pool_max_size={config.league.pool_max_size} is too small: the pool always keeps its "
+            f"{len(config.evaluation.baselines)} baselines and the latest member of each role ({', '.join(roles)}); "
+            f"set league.pool_max_size={need} or more"
+        )
     _learner_class(config)  # resolves the learner kind and validates its options
     for role in config.learner.mappo_by_role:
         config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
@@ -101,6 +123,11 @@ def build_runner(
         run_dir.create()
     run_dir.lock()
     try:
+        if resume and not run_dir.has_completed_generation():
+            # killed before its first checkpoint: nothing to continue, so start it afresh here
+            log.warning("%s has no completed generation; starting the run from the beginning", run_dir.root)
+            run_dir.clear_artefacts()
+            resume = False
         start_gen = _checkpoint_generation(run_dir) if resume else 0
         if not resume:
             run_dir.write_config(config.to_dict())
@@ -244,6 +271,8 @@ def _bootstrap(runner: Runner) -> None:
             runner.executor.call(runner.policy_server, "freeze", lid, member)
             runner.agents.add_snapshot(lid, str(runner.run_dir.policies / member))
     runner.logger.log_config(runner.config.to_dict())
+    for log_file in (runner.run_dir.matches, runner.run_dir.generations):
+        log_file.touch()  # the logs exist (empty) from the first checkpoint on
     save_checkpoint(runner, None)
 
 
@@ -270,6 +299,8 @@ def save_checkpoint(runner: Runner, record: dict[str, Any] | None) -> None:
             "env_steps": runner.env_steps,
             "wall_s": runner.wall_s(),
             "last_nash_conv": runner.last_nash_conv,
+            # the committed match log ends here: resume cuts back to it, and refuses a shorter file
+            "matches_bytes": rd.matches.stat().st_size if rd.matches.exists() else 0,
         },
         indent=None,  # grows with the population squared: json's C encoder only runs unindented
     )
@@ -290,33 +321,250 @@ def _torch_bytes(state: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def _checkpoint_generation(run_dir: RunDir) -> int:
+_GEN_DIR = re.compile(r"^gen_\d{4,}$")
+
+
+def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
+    """``latest.json``: the next generation and its checkpoint directory (inside the run dir)."""
     latest = run_dir.checkpoint / "latest.json"
     data = read_json(
         latest,
         what="checkpoint pointer",
         fix=f"the run has no completed checkpoint; start a new run instead of --resume {run_dir.root}",
     )
-    if not isinstance(data, dict) or not isinstance(data.get("generation"), int):
-        raise CorruptFileError(f"checkpoint pointer {latest} is malformed; start a new run")
-    return int(data["generation"])
+    gen = data.get("generation") if isinstance(data, dict) else None
+    name = data.get("dir") if isinstance(data, dict) else None
+    if not isinstance(gen, int) or isinstance(gen, bool) or gen < 0 or not isinstance(name, str):
+        raise CorruptFileError(
+            f"checkpoint pointer {latest} is malformed (needs an integer 'generation' and a 'dir' name); "
+            "restore it from a backup or start a new run"
+        )
+    gen_dir = run_dir.checkpoint / name
+    if not _GEN_DIR.match(name) or not run_dir.inside(gen_dir):
+        raise CorruptFileError(
+            f"checkpoint pointer {latest} is corrupt: dir {name!r} is not a gen_NNNN directory inside "
+            f"{run_dir.checkpoint}; restore it from a backup or start a new run"
+        )
+    return gen, gen_dir
+
+
+def _checkpoint_generation(run_dir: RunDir) -> int:
+    return _read_latest(run_dir)[0]
+
+
+def _malformed(path: Path, exc: BaseException) -> CorruptFileError:
+    text = " ".join(str(exc).split())[:200]
+    return CorruptFileError(
+        f"checkpoint state {path} is malformed ({exc.__class__.__name__}: {text}); "
+        "restore it from a backup or start a new run"
+    )
+
+
+def _check_state(runner: Runner, path: Path, state: Any) -> None:
+    """Every field of ``state.json`` has the type resume needs (a one-line error otherwise)."""
+    from light_league.agents.payoff_table import PayoffTable
+    from light_league.game_theory.diversity import DiversityTracker
+    from light_league.game_theory.payoff import DecayedPayoff
+
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            raise TypeError(what)
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    def is_num(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    try:
+        need(isinstance(state, dict), f"a JSON {type(state).__name__}, not an object")
+        need(is_int(state["generation"]) and state["generation"] >= 0, "'generation' is not an integer >= 0")
+        members = state["members"]
+        need(
+            isinstance(members, list) and all(safe_name(m) for m in members), "'members' is not a list of ids"
+        )
+        need(is_int(state["env_steps"]), "'env_steps' is not an integer")
+        need(is_num(state["wall_s"]), "'wall_s' is not a number")
+        need(state.get("last_nash_conv") is None or is_num(state["last_nash_conv"]), "'last_nash_conv'")
+        mb = state.get("matches_bytes", 0)
+        need(is_int(mb) and mb >= 0, "'matches_bytes' is not an integer >= 0")
+        agents = state["agents"]
+        need(isinstance(agents, dict), "'agents' is not an object")
+        need(is_int(agents["generation"]) and is_int(agents.get("session", 0)), "agents.generation/session")
+        for key in ("steps_since", "steps_total", "snapshots"):
+            need(
+                isinstance(agents[key], dict) and all(is_int(v) for v in agents[key].values()),
+                f"agents.{key}",
+            )
+        need(
+            isinstance(agents["nash"], dict) and all(is_num(v) for v in agents["nash"].values()),
+            "agents.nash",
+        )
+        need(isinstance(agents["learners"], dict), "agents.learners")
+        for role in agents["learners"].values():
+            AgentType(role)
+        elo = agents["elo"]
+        need(isinstance(elo, dict), "agents.elo is not an object")
+        need(
+            isinstance(elo["ratings"], dict) and all(is_num(v) for v in elo["ratings"].values()),
+            "elo ratings",
+        )
+        need(isinstance(elo["games"], dict) and all(is_int(v) for v in elo["games"].values()), "elo games")
+        PayoffTable.from_state_dict(agents["payoff"])
+        DecayedPayoff.from_state_dict(agents["training"])
+        DiversityTracker.from_state_dict(agents["diversity"])
+        need(isinstance(state["scheduler"], dict), "'scheduler' is not an object")
+        try:
+            probe = copy.deepcopy(runner.scheduler)
+        except Exception:  # a plugin scheduler that cannot be copied: checked when it is loaded
+            probe = None
+        if probe is not None:
+            probe.load_state_dict(state["scheduler"])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise _malformed(path, exc) from None
+
+
+def _check_generations(runner: Runner, gen: int) -> None:
+    """``generations.jsonl`` holds one record per completed generation, 0 .. gen-1, in order; a
+    torn last line is fine (cut on resume), a lost or damaged committed line is not."""
+    path = runner.run_dir.generations
+    count = 0
+    for lineno, record in enumerate(runner.generations_log, start=1):
+        value = record.get("generation") if isinstance(record, dict) else None
+        if count < gen and value != count:
+            raise CorruptFileError(
+                f"{path} line {lineno} is not the record of generation {count} (found {value!r}); "
+                "the file is damaged: restore it from a backup or start a new run"
+            )
+        count += 1
+    if count < gen:
+        raise CorruptFileError(
+            f"{path} holds {count} generation records but the checkpoint has {gen} completed generations: "
+            "lines were lost; restore it from a backup or start a new run"
+        )
+
+
+def _match_log_cut(runner: Runner, gen: int, state: dict[str, Any]) -> int:
+    """Byte offset where the committed match log ends (the checkpoint's), checked."""
+    path = runner.run_dir.matches
+    size = path.stat().st_size if path.exists() else 0
+    if "matches_bytes" not in state:  # a checkpoint written before matches_bytes existed
+        return _scan_match_log_cut(path, gen)
+    cut = int(state["matches_bytes"])
+    if size < cut:
+        raise CorruptFileError(
+            f"match log {path} has {size} bytes but the checkpoint committed {cut}: games were lost; "
+            "restore it from a backup or start a new run"
+        )
+    if cut:
+        line, lineno_hint = _line_ending_at(path, cut)
+        if line is None:
+            raise CorruptFileError(
+                f"match log {path} does not end a record at byte {cut} where the checkpoint says it does: "
+                "the file was changed; restore it from a backup or start a new run"
+            )
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CorruptFileError(
+                f"match log {path}: the last committed line (ending at byte {cut}) is not valid JSON; "
+                "restore it from a backup or start a new run"
+            ) from None
+        value = record_generation(record, path, 0)
+        if value is not None and value >= gen:
+            raise CorruptFileError(
+                f"match log {path}: the last committed record has generation {value}, not below {gen}; "
+                "restore it from a backup or start a new run"
+            )
+    return cut
+
+
+def _line_ending_at(path: Path, end: int) -> tuple[bytes | None, int]:
+    """The line that ends (with its newline) at byte ``end``, or None if no newline is there."""
+    with open(path, "rb") as handle:
+        handle.seek(end - 1)
+        if handle.read(1) != b"\n":
+            return None, 0
+        start, chunk = end - 1, 4096
+        while start > 0:
+            lo = max(0, start - chunk)
+            handle.seek(lo)
+            idx = handle.read(start - lo).rfind(b"\n")
+            if idx >= 0:
+                start = lo + idx + 1
+                break
+            start = lo
+        handle.seek(start)
+        return handle.read(end - start), 0
+
+
+def _scan_match_log_cut(path: Path, gen: int) -> int:
+    """Old checkpoints: scan back from the end to the last record of a generation below ``gen``."""
+    if not path.exists():
+        return 0
+    end = committed_size(path)
+    while end > 0:
+        line, _ = _line_ending_at(path, end)
+        assert line is not None
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CorruptFileError(
+                f"match log {path}: the line ending at byte {end} is not valid JSON; remove or fix that line"
+            ) from None
+        value = record_generation(record, path, 0)
+        if value is None or value < gen:
+            return end
+        end -= len(line)
+    return 0
+
+
+def _check_learner_state(runner: Runner, lid: str, path: Path, state: dict[str, Any]) -> None:
+    """Load ``state`` into learner ``lid`` (memory only); a mismatch is a one-line error."""
+    try:
+        runner.executor.call(runner.learners[lid], "load_state_dict", state)
+    except (WorkerDied, ComponentLost):
+        raise  # the learner is gone, not the file that is wrong
+    except Exception as exc:
+        cause = getattr(exc, "cause", None) or exc  # Ray wraps the learner's exception
+        text = " ".join(str(cause).split())[:200]
+        raise CorruptFileError(
+            f"learner checkpoint {path} does not fit learner {lid} ({cause.__class__.__name__}: {text}); "
+            "start a new run"
+        ) from None
 
 
 def load_checkpoint(runner: Runner) -> None:
     """Restore the last completed generation and drop what an interrupted one left behind.
 
     Every file is read and checked first; only then is anything on disk changed, so a corrupt
-    file stops the resume with one line and leaves the run directory as it was.
+    file stops the resume with one line and leaves the run directory as it was. Every path taken
+    from a file (checkpoint dir, member ids) must lie inside the run directory. The match log is
+    never read as a whole: it is cut back to the byte offset the checkpoint recorded.
     """
     rd = runner.run_dir
-    latest = read_json(rd.checkpoint / "latest.json", what="checkpoint pointer", fix="start a new run")
-    gen_dir = rd.checkpoint / str(latest["dir"])
+    gen, gen_dir = _read_latest(rd)
+    state_path = gen_dir / "state.json"
     state = read_json(
-        gen_dir / "state.json",
+        state_path,
         what="checkpoint state",
         fix=f"restore it from a backup or start a new run (checkpoint dir {gen_dir})",
     )
-    learner_states = {lid: _read_learner_state(gen_dir / "learners" / f"{lid}.pt") for lid in runner.learners}
+    _check_state(runner, state_path, state)
+    if state["generation"] != gen:
+        raise CorruptFileError(
+            f"checkpoint state {state_path} is for generation {state['generation']} but {rd.checkpoint}/latest.json "
+            f"says {gen}; restore them from a backup or start a new run"
+        )
+    learner_states = {
+        lid: _read_learner_state(rd, gen_dir / "learners" / f"{lid}.pt") for lid in runner.learners
+    }
+    for record in runner.agents.pool.list():
+        if not safe_name(record.agent_id) or not rd.inside(rd.policies / record.agent_id):
+            raise CorruptFileError(
+                f"pool manifest {rd.pool} is corrupt: member id {record.agent_id!r} is not a plain name "
+                f"inside {rd.policies}; restore {rd.pool}.bak or start a new run"
+            )
     keep = set(state["members"])
     kept = [r for r in runner.agents.pool.list() if r.agent_id in keep]
     missing = keep - {r.agent_id for r in kept}
@@ -327,11 +575,23 @@ def load_checkpoint(runner: Runner) -> None:
         )
     for record in kept:
         if record.agent_type != AgentType.BASELINE:
-            load_policy_files(rd.policies / record.agent_id)  # raises a one-line error if corrupt
+            base = rd.policies / record.agent_id
+            for file in (Path(f"{base}.pt"), Path(f"{base}.json")):
+                if not rd.inside(file):
+                    raise CorruptFileError(
+                        f"policy file {file} points outside the run directory {rd.root}; "
+                        "replace it with the real file or start a new run"
+                    )
+            load_policy_files(base)  # raises a one-line error if corrupt
+    _check_generations(runner, gen)
+    cut = _match_log_cut(runner, gen, state)
+    for lid, learner_state in learner_states.items():  # memory only; a misfit is a one-line error
+        _check_learner_state(runner, lid, gen_dir / "learners" / f"{lid}.pt", learner_state)
     # --- everything checked: drop the interrupted generation's leftovers and restore
-    gen = int(state["generation"])
+    remove_temp_files(rd.root)
     agents = runner.agents
-    agents.matches.truncate_generation(gen)
+    if rd.matches.exists():
+        agents.matches.cut(cut)
     runner.generations_log.truncate_to(gen)
     for record in agents.pool.list():
         if record.agent_id not in keep:
@@ -340,13 +600,17 @@ def load_checkpoint(runner: Runner) -> None:
                 Path(f"{rd.policies / record.agent_id}{suffix}").unlink(missing_ok=True)
     agents.load_state_dict(state["agents"])
     runner.scheduler.load_state_dict(state["scheduler"])
-    _restore_policies(runner, learner_states)
+    _restore_policies(runner)
     runner.env_steps = int(state["env_steps"])
     runner.wall_offset = float(state["wall_s"])
     runner.last_nash_conv = state.get("last_nash_conv")
 
 
-def _read_learner_state(path: Path) -> dict[str, Any]:
+def _read_learner_state(rd: RunDir, path: Path) -> dict[str, Any]:
+    if path.exists() and not rd.inside(path):
+        raise CorruptFileError(
+            f"learner checkpoint {path} points outside the run directory {rd.root}; start a new run"
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -360,7 +624,7 @@ def _read_learner_state(path: Path) -> dict[str, Any]:
     return state
 
 
-def _restore_policies(runner: Runner, learner_states: dict[str, dict[str, Any]]) -> None:
+def _restore_policies(runner: Runner) -> None:
     env_name = runner.config.env.name
     for record in runner.agents.pool.list():
         if record.agent_type == AgentType.BASELINE:
@@ -378,6 +642,4 @@ def _restore_policies(runner: Runner, learner_states: dict[str, dict[str, Any]])
                 record.agent_id,
                 runner.run_dir.policies / record.agent_id,
             )
-    for lid, handle in runner.learners.items():
-        runner.executor.call(handle, "load_state_dict", learner_states[lid])
     runner.training.refresh_versions()

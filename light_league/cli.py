@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -136,6 +137,9 @@ def _run(args: list[str]) -> int:
             )
         overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
         config = load_config(run_dir.config, overrides)
+        from light_league.plugins import check_stored_imports
+
+        check_stored_imports(config, overrides, source=str(run_dir.config))
     else:
         if not ns.config:
             raise LeagueError("--config FILE is required (e.g. --config expr_configs/league.yaml)")
@@ -174,14 +178,27 @@ def _run(args: list[str]) -> int:
 
 
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
-    log_path = root / "error.log" if root.is_dir() else Path("light_league-error.log")
-    log_path.write_text(traceback.format_exc(), encoding="utf-8")
+    log_path: Path | None = root / "error.log" if root.is_dir() else None
+    text = traceback.format_exc()
+    try:
+        if log_path is None:  # no run directory: keep the traceback out of the current directory
+            fd, name = tempfile.mkstemp(prefix="light_league-error-", suffix=".log")
+            os.close(fd)
+            log_path = Path(name)
+        log_path.write_text(text, encoding="utf-8")
+        where = f"traceback in {log_path}"
+    except OSError as err:  # e.g. a read-only run directory: the handler must not crash
+        where = f"traceback not saved ({err.strerror}); rerun with LIGHT_LEAGUE_LOG=DEBUG"
     hint = (
         f"; completed generations are kept, continue with: python main.py --resume {root}"
         if resumable
         else ""
     )
-    print(
-        f"error: run failed ({exc.__class__.__name__}: {exc}); traceback in {log_path}{hint}", file=sys.stderr
-    )
+    print(f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); {where}{hint}", file=sys.stderr)
     return EXIT_RUN_FAILED
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's message on one line (Ray and torch messages span many)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."

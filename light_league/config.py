@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.config_base import Section, validate_section
@@ -33,6 +33,14 @@ class ExperimentSection(Section):
     """Run name; used in the run directory name."""
     seed: int = Field(0, ge=0, le=2**31 - 1)
     """Run seed; every worker's, learner's and scheduler's seed derives from it."""
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed_not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"must be an integer, got {value!r}; write a number such as 0")
+        return value
+
     runs_root: str = "runs"
     """Where fresh run directories are created when ``--run-dir`` is not given."""
 
@@ -108,6 +116,16 @@ class LearnerSection(Section):
 
     options: dict[str, Any] = Field(default_factory=dict)
     """Options of a plugin learner, validated by its ``Config`` section."""
+
+    @model_validator(mode="after")
+    def _learner_options_need_a_plugin(self) -> LearnerSection:
+        if self.kind in ("mappo", "exact_br") and self.options:
+            keys = ", ".join(sorted(self.options))
+            raise ValueError(
+                f"learner.options ({keys}) are read only by plugin learners, not by kind={self.kind}; "
+                "set MAPPO hyper-parameters under learner.mappo (e.g. learner.mappo.lr=0.001)"
+            )
+        return self
 
 
 class EvaluationSection(Section):
@@ -216,12 +234,63 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     return raw
 
 
+#: most values a config may expand to (nested YAML aliases can make a tiny file expand without limit)
+MAX_CONFIG_VALUES = 100_000
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping (the second would silently win)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise _DuplicateKey(f"key {key!r} appears twice in one mapping", key_node.start_mark)
+            seen[key] = True
+        return super().construct_mapping(node, deep=deep)
+
+
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, message: str, mark: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problem_mark = mark
+
+
+def _count_values(value: Any, budget: int) -> int:
+    """Values in ``value`` with shared (aliased) parts counted every time; stops past ``budget``."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > budget:
+            return count
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return count
+
+
+def check_size(raw: Any, source: str) -> None:
+    if _count_values(raw, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+        raise ConfigError(
+            f"config {source} expands to more than {MAX_CONFIG_VALUES:,} values (nested YAML aliases?); "
+            "write the values out or use fewer aliases"
+        )
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config file {p} does not exist; pass an existing YAML file (see expr_configs/)")
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_StrictLoader)  # a SafeLoader subclass
+    except _DuplicateKey as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else "?"
+        raise ConfigError(f"config file {p} line {line}: {exc.message}; keep one of them") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -238,8 +307,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
     """Read, override and validate an experiment config."""
     raw = read_yaml(path) if path is not None else {}
+    source = str(path) if path is not None else ""
+    check_size(raw, source or "overrides")
     raw = _switch_scheduler(raw, list(overrides or []))
     raw = apply_overrides(raw, list(overrides or []))
+    check_size(raw, source or "overrides")
     try:
         cfg: ExperimentConfig = validate_section(ExperimentConfig, raw)
     except ConfigError as exc:

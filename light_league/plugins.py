@@ -113,3 +113,54 @@ def _check(kind: PluginKind, obj: object, name: str) -> type:
             f"{kind.label} {name!r} has Config {config_cls!r}; it must be a light_league.config_base.Section subclass"
         )
     return obj
+
+
+# ---------------------------------------------------------------------------- trust boundary
+
+#: packages whose modules a stored config may name without confirmation (installed dependencies
+#: and this project); see docs/trust.md
+TRUSTED_PACKAGES = ("pettingzoo", "envs", "light_league")
+
+
+def imported_by(config: Any) -> list[tuple[str, str, str]]:
+    """``(key, value, module)`` for each name in ``config`` that imports a module by path.
+
+    Built-in names and entry points (registered by installed packages) import nothing by path;
+    ``package.module:ClassName`` plugins and ``pettingzoo:<module>:<factory>`` envs outside
+    :data:`TRUSTED_PACKAGES` do.
+    """
+    out = []
+    for key, value in (("scheduler.name", config.scheduler_name), ("learner.kind", config.learner.kind)):
+        if ":" in value:
+            out.append((key, value, value.partition(":")[0]))
+    env = config.env.name
+    if env.startswith("pettingzoo:"):
+        module = env.split(":")[1] if env.count(":") >= 2 else ""
+        if module.split(".")[0] not in TRUSTED_PACKAGES:
+            out.append(("env.name", env, module))
+    return out
+
+
+def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> None:
+    """A run directory is data: refuse a stored config that would import a module by path unless
+    the same ``key=value`` is given again on the command line (the user's confirmation)."""
+    from light_league.config import parse_override
+
+    confirmed = set()
+    for text in overrides:
+        parts, value = parse_override(text)
+        confirmed.add((".".join(parts), str(value)))
+    for key, value, module in imported_by(config):
+        if (key, value) not in confirmed:
+            raise ConfigError(
+                f"{source} sets {key}={value}, which imports module {module!r}; a run directory is data "
+                f"and --resume imports no module it names: if you trust that module, confirm it by adding "
+                f"{key}={value} to the command (see docs/trust.md)"
+            )
+    wandb = config.logging.wandb
+    if wandb.mode == "online" and ("logging.wandb.mode", "online") not in confirmed:
+        raise ConfigError(
+            f"{source} sets logging.wandb.mode=online (entity {wandb.entity!r}, project {wandb.project!r}), which "
+            "uploads the run's metrics; a run directory is data and --resume sends nothing it names: confirm it "
+            "by adding logging.wandb.mode=online to the command, or add logging.wandb.mode=disabled (see docs/trust.md)"
+        )

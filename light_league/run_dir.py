@@ -24,6 +24,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import re
+import shutil
 import subprocess
 import sys
 from importlib import metadata
@@ -34,7 +36,13 @@ import yaml
 from filelock import FileLock, Timeout
 
 from light_league.errors import ConfigError, RunDirLockedError
-from light_league.utils.atomic import atomic_write_json, atomic_write_text, read_json
+from light_league.utils.atomic import (
+    TEMP_FILE,
+    atomic_write_json,
+    atomic_write_text,
+    read_json,
+    remove_temp_files,
+)
 
 _VERSIONED = (
     "light_league",
@@ -49,6 +57,15 @@ _VERSIONED = (
     "tensorboard",
     "wandb",
 )
+
+
+#: what a name read from a run directory's files (a member id, a checkpoint dir) may look like
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
+
+
+def safe_name(value: object) -> bool:
+    """A plain file name: no separator, not ``.`` or ``..``, nothing a path could escape with."""
+    return isinstance(value, str) and bool(SAFE_NAME.match(value)) and ".." not in value
 
 
 class RunDir:
@@ -109,25 +126,83 @@ class RunDir:
             candidate = Path(f"{base}-{n}")
         return RunDir(candidate)
 
+    #: what a run writes at its top level (removed when a run that never completed a generation restarts)
+    ARTEFACTS = (
+        "config.yaml",
+        "manifest.json",
+        "generations.jsonl",
+        "matches.jsonl",
+        "pool.json",
+        "pool.json.bak",
+        "elo.json",
+        "placement.jsonl",
+        "payoff",
+        "policies",
+        "checkpoint",
+        "tensorboard",
+        "wandb",
+    )
+
+    def _contents(self) -> list[Path]:
+        """Entries of the directory other than the lock file and interrupted-write temp files."""
+        return [p for p in self.root.iterdir() if p.name != ".lock" and not TEMP_FILE.match(p.name)]
+
     def create(self) -> None:
-        if self.root.exists() and any(self.root.iterdir()):
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigError(f"--run-dir {self.root} is a file, not a directory; pick a directory path")
+        if self.root.exists() and self._contents():
             if self.is_run():
                 raise ConfigError(
                     f"run directory {self.root} already holds a run; continue it with --resume {self.root} "
                     "or pick another --run-dir"
                 )
             raise ConfigError(f"run directory {self.root} is not empty; pick an empty or new --run-dir")
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create run directory {self.root} ({exc.strerror}); pick another --run-dir"
+            ) from None
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path`` (symlinks followed) lies inside the run directory."""
+        return path.resolve().is_relative_to(self.root.resolve())
+
+    def has_completed_generation(self) -> bool:
+        """A checkpoint pointer exists or ``generations.jsonl`` holds a record."""
+        if (self.checkpoint / "latest.json").exists():
+            return True
+        return self.generations.exists() and self.generations.stat().st_size > 0
+
+    def clear_artefacts(self) -> None:
+        """Remove what a run that never completed a generation wrote, except its config.
+
+        Only the names in :data:`ARTEFACTS` are touched; call it while holding the lock.
+        """
+        for name in self.ARTEFACTS:
+            path = self.root / name
+            if name == "config.yaml" or not (path.exists() or path.is_symlink()):
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        remove_temp_files(self.root)
 
     def lock(self) -> None:
         """Take the writer lock or fail at once with a clear error."""
-        self.root.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(self.root / ".lock"))
         try:
+            self.root.mkdir(parents=True, exist_ok=True)
             lock.acquire(timeout=0)
         except Timeout:
             raise RunDirLockedError(
                 f"run directory {self.root} is in use by another process; wait for it to finish or stop it"
+            ) from None
+        except OSError as exc:
+            raise RunDirLockedError(
+                f"cannot write to run directory {self.root} ({exc.strerror}); "
+                "make it writable or copy it somewhere writable"
             ) from None
         self._lock = lock
 

@@ -20,10 +20,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# A failed call is reported once, as the run's one-line error (traceback in error.log); Ray would
+# also print every never-fetched failed result (tens of lines) as its references are collected.
+os.environ.setdefault("RAY_IGNORE_UNHANDLED_ERRORS", "1")
 
 import ray
 from ray.exceptions import (
@@ -46,6 +52,8 @@ _DEAD = (RayActorError, ActorDiedError, ActorUnavailableError)
 CONNECT_TIMEOUT_S = 10.0
 #: seconds an actor may take to be placed and constructed before the run fails
 PLACEMENT_TIMEOUT_S = 300.0
+#: seconds between checks that the local Ray instance is still alive while waiting on it
+LIVENESS_POLL_S = 2.0
 
 
 class ClusterUnavailable(LeagueError, ConnectionError):
@@ -70,11 +78,45 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
     raise exc
 
 
+class RayInstanceDown(RuntimeError):
+    """A core process (raylet, GCS) of the Ray instance this run started has exited."""
+
+
+def _local_ray_down() -> str | None:
+    """The name of a core process of the Ray instance started by this process that has exited.
+
+    None when all are up, or when this process joined a cluster (it owns no Ray processes).
+    """
+    node: Any = getattr(ray._private.worker, "_global_node", None)
+    # None when not started here; getattr also covers a Ray version without these internals
+    processes = getattr(node, "all_processes", None) or {}
+    for kind in ("raylet", "gcs_server"):
+        for info in processes.get(kind, []):
+            proc = getattr(info, "process", None)
+            if proc is not None and proc.poll() is not None:
+                return str(kind)
+    return None
+
+
+def check_local_ray() -> None:
+    """Raise :class:`RayInstanceDown` when the local Ray instance lost its raylet or GCS."""
+    dead = _local_ray_down()
+    if dead is not None:
+        raise RayInstanceDown(
+            f"the local Ray instance stopped: its {dead} process exited (killed, or out of memory); "
+            "no component can run without it"
+        )
+
+
 def _get(ref: Any, name: str) -> Any:
-    try:
-        return ray.get(ref)
-    except (*_DEAD, ObjectLostError, RayTaskError) as exc:
-        _raise_lost(name, exc)
+    while True:
+        try:
+            return ray.get(ref, timeout=LIVENESS_POLL_S)
+        except GetTimeoutError:
+            check_local_ray()  # a dead local raylet would otherwise hang the call for minutes
+        except (*_DEAD, ObjectLostError, RayTaskError) as exc:
+            check_local_ray()
+            _raise_lost(name, exc)
 
 
 class _RayFuture(Future):
@@ -116,9 +158,12 @@ class RayExecutor(Executor):
     ) -> None:
         self._owns_ray = False
         self._actors: list[Any] = []
+        self._reaper: subprocess.Popen[bytes] | None = None
         if not ray.is_initialized():
             _init_ray(address, num_cpus, object_store_mb)
             self._owns_ray = True
+            if not address:
+                self._reaper = _start_reaper()
         self._node_id = str(ray.get_runtime_context().get_node_id())
 
     @property
@@ -150,6 +195,7 @@ class RayExecutor(Executor):
 
     def restart(self, handle: Handle) -> Handle:
         """A fresh actor with the same arguments, on any live node; waits until it is up."""
+        check_local_ray()
         self._forget(handle.target)
         new = self.create(
             handle.cls,
@@ -159,7 +205,12 @@ class RayExecutor(Executor):
             cpus=handle.cpus,
             **handle.kwargs,
         )
-        ready, _ = ray.wait([new.target.__ray_ready__.remote()], timeout=PLACEMENT_TIMEOUT_S)
+        waiting = [new.target.__ray_ready__.remote()]
+        deadline = time.monotonic() + PLACEMENT_TIMEOUT_S
+        ready: list[Any] = []
+        while not ready and time.monotonic() < deadline:
+            ready, _ = ray.wait(waiting, timeout=LIVENESS_POLL_S)
+            check_local_ray()
         if not ready:
             raise PlacementTimeout(
                 f"no live node could host a replacement for {handle.name} within "
@@ -199,6 +250,57 @@ class RayExecutor(Executor):
             self._forget(actor)
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
+        if self._reaper is not None:  # closing its pipe lets it reap what shutdown left, then exit
+            assert self._reaper.stdin is not None
+            self._reaper.stdin.close()
+            try:
+                self._reaper.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._reaper.kill()
+            self._reaper = None
+
+
+#: A watchdog for a Ray instance this process starts: it notes the raylet's descendants every
+#: second and kills them when its stdin (a pipe from the driver) closes, i.e. when the driver has
+#: exited, even by SIGKILL. Ray's own helpers (dashboard and runtime-env agents) would otherwise
+#: outlive a killed driver by a minute or more.
+_REAPER = r"""
+import os, select, sys
+import psutil
+raylet = psutil.Process(int(sys.argv[1]))
+seen = {}
+while True:
+    ready, _, _ = select.select([sys.stdin], [], [], 1.0)
+    if ready and not os.read(sys.stdin.fileno(), 1):
+        break
+    try:
+        for child in raylet.children(recursive=True):
+            seen[child.pid] = child
+    except psutil.Error:
+        pass
+for child in seen.values():
+    try:
+        if child.is_running():
+            child.kill()
+    except psutil.Error:
+        pass
+"""
+
+
+def _start_reaper() -> subprocess.Popen[bytes] | None:
+    """Start the watchdog of the local Ray instance's processes (None if its raylet is unknown)."""
+    node: Any = getattr(ray._private.worker, "_global_node", None)
+    raylets = (getattr(node, "all_processes", None) or {}).get("raylet", [])
+    proc = getattr(raylets[0], "process", None) if raylets else None
+    if proc is None:
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-c", _REAPER, str(proc.pid)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def _init_ray(address: str | None, num_cpus: int | None, object_store_mb: int) -> None:

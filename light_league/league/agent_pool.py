@@ -150,8 +150,10 @@ class AgentPool:
             raise ValueError(f"metadata must be JSON-serialisable, got {meta!r} ({exc})") from None
         version = self._next_version.get(kind.value, 0)
         new_id = f"{kind.value}_{version:04d}" if agent_id is None else str(agent_id)
-        if not new_id:
-            raise ValueError("agent_id must be a non-empty string (or None for an automatic id)")
+        if not _plain_id(new_id):
+            raise ValueError(
+                f"agent_id must be a plain non-empty name without '/', '\\' or '..' (ids name files), got {new_id!r}"
+            )
         if new_id in self._records:
             raise ValueError(
                 f"agent id {new_id!r} is already in the pool {self.manifest_path}; "
@@ -227,6 +229,12 @@ class AgentPool:
                 f"pool manifest {self.manifest_path} is corrupt ({exc.__class__.__name__}: {exc}); "
                 f"{self._restore_hint()}"
             ) from None
+        bad = [r.agent_id for r in records if not _plain_id(r.agent_id)]
+        if bad:
+            raise CorruptFileError(
+                f"pool manifest {self.manifest_path} is corrupt: agent id {bad[0]!r} is not a plain name "
+                f"(ids name files: no '/', no '..'); {self._restore_hint()}"
+            )
         self._records = {r.agent_id: r for r in records}
         self._next_version = next_version
         self._saved_text = text
@@ -235,3 +243,8 @@ class AgentPool:
         if self.backup_path.exists():
             return f"restore the previous good copy with: cp {self.backup_path} {self.manifest_path}"
         return f"no backup {self.backup_path} exists; rebuild the pool or restore the file from elsewhere"
+
+
+def _plain_id(agent_id: str) -> bool:
+    """An id that is safe as a file name: no path separator, NUL or ``..``, not empty."""
+    return bool(agent_id) and not any(c in agent_id for c in "/\\\0") and ".." not in agent_id

@@ -6,8 +6,10 @@ score of ``a`` in [0, 1] (1 win, 0.5 draw, 0 loss). A game counts for both playe
 so ``win_rate(a, b) + win_rate(b, a) == 1``. Record each game once (recording it from both
 sides counts it twice; the win rates stay the same but the game counts double).
 
-The file is read once, on open (a torn last line left by a killed writer is cut off first); all
-queries use the in-memory index. Extra fields are stored as given; a ``generation`` field lets a
+Opening reads nothing: the in-memory index is built from the file on the first query (a torn
+last line left by a killed writer is skipped, and cut off before the next append), so a process
+that only appends (the runner) never pays for the games logged before it; all queries use the
+index. Extra fields are stored as given; a ``generation`` field lets a
 resumed run drop the games of generations it is about to replay (:meth:`truncate_generation`).
 """
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from light_league.errors import CorruptFileError
-from light_league.utils.atomic import JsonlLog, atomic_write_text
+from light_league.utils.atomic import JsonlLog, write_jsonl_atomic
 
 _RESERVED = ("a", "b", "outcome")
 
@@ -62,19 +64,28 @@ class MatchDatabase:
     def __init__(self, db_path: str | os.PathLike[str], *, fsync_every: int = 0) -> None:
         self.db_path = Path(db_path)
         self._log = JsonlLog(self.db_path, fsync_every=fsync_every)
-        # focal -> opponent -> [sum of focal's outcomes, games]
-        self._index: dict[str, dict[str, list[float]]] = {}
+        # focal -> opponent -> [sum of focal's outcomes, games]; None until the first query
+        self._index_data: dict[str, dict[str, list[float]]] | None = None
         self._n_records = 0
-        self.reload()
+        if not self.db_path.exists() or self.db_path.stat().st_size == 0:
+            self._index_data = {}  # nothing to read: the index starts (and stays) in memory
+
+    @property
+    def _index(self) -> dict[str, dict[str, list[float]]]:
+        if self._index_data is None:
+            self.reload()
+        assert self._index_data is not None
+        return self._index_data
 
     def reload(self) -> None:
         """Rebuild the index from the file (e.g. after another process appended to it)."""
-        self._index = {}
+        self._index_data = {}
         self._n_records = 0
         for lineno, record in enumerate(self._log, start=1):
             try:
                 self._add_to_index(record)
             except (KeyError, TypeError, ValueError) as exc:
+                self._index_data = None
                 raise CorruptFileError(
                     f"{self.db_path} line {lineno} is not a match record ({exc.__class__.__name__}: {exc}); "
                     "remove or fix that line"
@@ -82,8 +93,12 @@ class MatchDatabase:
 
     def _add_to_index(self, record: Mapping[str, Any]) -> None:
         a, b, score = record["a"], record["b"], float(record["outcome"])
+        if not isinstance(a, str) or not isinstance(b, str):
+            raise TypeError(f"players must be strings, got {a!r}, {b!r}")
+        index = self._index_data
+        assert index is not None
         for focal, opponent, value in ((a, b, score), (b, a, 1.0 - score)):
-            cell = self._index.setdefault(focal, {}).setdefault(opponent, [0.0, 0.0])
+            cell = index.setdefault(focal, {}).setdefault(opponent, [0.0, 0.0])
             cell[0] += value
             cell[1] += 1.0
         self._n_records += 1
@@ -100,8 +115,9 @@ class MatchDatabase:
         """
         records = [self._parse(m) for m in matches]
         self._log.append_many(records)
-        for record in records:
-            self._add_to_index(record)
+        if self._index_data is not None:  # else the first query reads these from the file
+            for record in records:
+                self._add_to_index(record)
 
     @staticmethod
     def _parse(match: MatchSpec) -> dict[str, Any]:
@@ -137,6 +153,7 @@ class MatchDatabase:
         return list(self._index)
 
     def __len__(self) -> int:
+        self._index  # noqa: B018 (built on first use)
         return self._n_records
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -147,23 +164,50 @@ class MatchDatabase:
         """fsync the log."""
         self._log.sync()
 
+    def cut(self, size: int) -> None:
+        """Cut the log at byte ``size`` (a record boundary: resume cuts back to its checkpoint)."""
+        self._log.truncate_bytes(size)
+        self._index_data = None if size else {}
+        self._n_records = 0
+
     def truncate_generation(self, generation: int) -> int:
         """Drop every record whose ``generation`` is >= ``generation``; return how many were dropped.
 
-        Records without a ``generation`` field are kept. The file is rewritten atomically.
+        Records without a ``generation`` field are kept. The file is rewritten atomically and
+        streamed (memory does not grow with the log); a record whose ``generation`` is not an
+        integer is a one-line :class:`CorruptFileError`.
         """
         if not (isinstance(generation, int) and generation >= 0) or isinstance(generation, bool):
             raise ValueError(f"generation must be a non-negative integer, got {generation!r}")
-        kept = [r for r in self._log if not _generation_at_least(r, generation)]
-        dropped = self._n_records - len(kept)
+        dropped = 0
+        for lineno, record in enumerate(self._log, start=1):
+            if _generation_at_least(record, generation, self.db_path, lineno):
+                dropped += 1
         if dropped:
-            atomic_write_text(
-                self.db_path, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in kept)
+            write_jsonl_atomic(
+                self.db_path,
+                (r for r in self._log if not _generation_at_least(r, generation, self.db_path, 0)),
             )
-            self.reload()
+            self._log = JsonlLog(self.db_path, fsync_every=self._log._fsync_every)
+            self._index_data = None
         return dropped
 
 
-def _generation_at_least(record: Mapping[str, Any], generation: int) -> bool:
+def record_generation(record: Any, path: Path, lineno: int) -> int | None:
+    """The ``generation`` of a match-log record (None when it has none), checked."""
+    if not isinstance(record, dict):
+        raise CorruptFileError(
+            f"{path} line {lineno or '?'} is a JSON {type(record).__name__}, not a match record; "
+            "remove or fix that line"
+        )
     value = record.get("generation")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise CorruptFileError(
+            f"{path} line {lineno or '?'} has generation {value!r}, not an integer; remove or fix that line"
+        )
+    return value
+
+
+def _generation_at_least(record: Any, generation: int, path: Path, lineno: int) -> bool:
+    value = record_generation(record, path, lineno)
     return value is not None and value >= generation

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from light_league.errors import CorruptFileError, LeagueError
+from light_league.errors import ConfigError, CorruptFileError, LeagueError
 from light_league.tracking.console import fraction, headline, leaderboard, metrics_line, newest_rows, rating
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.payoff_render import payoff_csv, payoff_markdown
@@ -87,11 +87,17 @@ def read_generations(run_dir: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError:
             raise CorruptFileError(
                 f"{path} line {lineno} is not valid JSON; remove or fix that line"
             ) from None
+        generation = record.get("generation") if isinstance(record, dict) else None
+        if not isinstance(generation, int) or isinstance(generation, bool):
+            raise CorruptFileError(
+                f"{path} line {lineno} has no integer 'generation' (got {generation!r}); remove or fix that line"
+            )
+        records.append(record)
     return records
 
 
@@ -180,6 +186,11 @@ def report(
         lines += [f"## History (last {min(len(ordered), HISTORY_ROWS)} generations)", ""]
         lines += [*_history_text(ordered, HISTORY_ROWS), ""]
     if csv_path is not None:
-        atomic_write_text(csv_path, payoff_csv(snapshot))
+        try:
+            atomic_write_text(csv_path, payoff_csv(snapshot))
+        except OSError as exc:
+            raise ConfigError(
+                f"--csv {csv_path}: cannot write it ({exc.strerror}); pass a path in a writable directory"
+            ) from None
         lines.append(f"CSV written to {csv_path}")
     return "\n".join(lines).rstrip("\n") + "\n"

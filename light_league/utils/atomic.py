@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,45 +78,37 @@ def read_json(path: str | os.PathLike[str], *, what: str = "file", fix: str = ""
 class JsonlLog:
     """Append-only JSON-lines file that survives a torn last line.
 
-    ``append`` writes one record per ``write`` call in ``O_APPEND`` mode; ``sync`` fsyncs.
-    ``truncate_to(n_records)`` drops every record after the first ``n_records`` (used on resume).
+    Opening reads and writes nothing. Reading skips a torn last line (no trailing newline: the
+    writer died mid-record); the first ``append`` cuts it off before writing. ``append`` writes
+    one record per ``write`` call in ``O_APPEND`` mode; ``sync`` fsyncs. ``truncate_to(n)``
+    drops every record after the first ``n``; ``truncate_bytes(n)`` cuts the file at a byte
+    offset (both used on resume).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync_every: int = 0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fsync_every = fsync_every
         self._since_sync = 0
-        self.dropped_bytes = self._repair()
+        self._repaired = False
+        self.dropped_bytes = 0
 
     def _repair(self) -> int:
         """Cut the file back to its last newline; return the number of bytes dropped."""
+        self._repaired = True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists():
             self.path.touch()
             return 0
         size = self.path.stat().st_size
-        if size == 0:
-            return 0
-        with open(self.path, "rb+") as handle:
-            # Scan back for the last newline in chunks.
-            pos = size
-            chunk = 65536
-            keep = 0
-            while pos > 0:
-                start = max(0, pos - chunk)
-                handle.seek(start)
-                data = handle.read(pos - start)
-                idx = data.rfind(b"\n")
-                if idx >= 0:
-                    keep = start + idx + 1
-                    break
-                pos = start
-            if keep < size:
+        keep = committed_size(self.path)
+        if keep < size:
+            with open(self.path, "rb+") as handle:
                 handle.truncate(keep)
                 handle.flush()
                 os.fsync(handle.fileno())
-                log.warning("%s: dropped %d bytes of a torn last record", self.path, size - keep)
-            return size - keep
+            log.warning("%s: dropped %d bytes of a torn last record", self.path, size - keep)
+        self.dropped_bytes = size - keep
+        return size - keep
 
     def append(self, record: dict[str, Any]) -> None:
         self.append_many([record])
@@ -123,6 +116,8 @@ class JsonlLog:
     def append_many(self, records: list[dict[str, Any]]) -> None:
         if not records:
             return
+        if not self._repaired:
+            self._repair()
         data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -135,6 +130,8 @@ class JsonlLog:
             os.close(fd)
 
     def sync(self) -> None:
+        if not self.path.exists():
+            return
         fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -143,8 +140,13 @@ class JsonlLog:
         self._since_sync = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        with open(self.path, encoding="utf-8") as handle:
+        """Committed records in order (a torn last line is skipped, blank lines too)."""
+        if not self.path.exists():
+            return
+        with open(self.path, encoding="utf-8", errors="replace") as handle:
             for lineno, line in enumerate(handle, start=1):
+                if not line.endswith("\n"):
+                    return  # torn last line: not committed
                 if not line.strip():
                     continue
                 try:
@@ -155,10 +157,65 @@ class JsonlLog:
                     ) from None
 
     def truncate_to(self, n_records: int) -> None:
-        """Keep only the first ``n_records`` records (atomic rewrite)."""
-        kept = []
-        for i, rec in enumerate(self):
-            if i >= n_records:
-                break
-            kept.append(rec)
-        atomic_write_text(self.path, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in kept))
+        """Keep only the first ``n_records`` records (atomic rewrite, streamed)."""
+        write_jsonl_atomic(self.path, (rec for i, rec in enumerate(self) if i < n_records))
+        self._repaired = True
+
+    def truncate_bytes(self, size: int) -> None:
+        """Cut the file to its first ``size`` bytes (a record boundary the caller checked)."""
+        with open(self.path, "rb+") as handle:
+            handle.truncate(size)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._repaired = True
+
+
+def committed_size(path: Path) -> int:
+    """Byte length of ``path`` up to and including its last newline (0 if it has none)."""
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        pos, chunk = size, 65536
+        while pos > 0:
+            start = max(0, pos - chunk)
+            handle.seek(start)
+            idx = handle.read(pos - start).rfind(b"\n")
+            if idx >= 0:
+                return start + idx + 1
+            pos = start
+    return 0
+
+
+def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Replace ``path`` with ``records`` as JSON lines, streamed (memory does not grow with the file)."""
+    target = Path(path)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~_UMASK)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(target.parent)
+
+
+#: names ``atomic_write_*`` give their temp files: ``.<target>.<8 random chars>.tmp``
+TEMP_FILE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+
+def remove_temp_files(root: Path) -> list[Path]:
+    """Delete the temp files interrupted atomic writes left under ``root``; return them.
+
+    Call it only while holding the directory's writer lock (no write can be in flight).
+    """
+    removed = []
+    for path in Path(root).rglob(".*.tmp"):
+        if TEMP_FILE.match(path.name) and path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,114 @@ def test_an_unreachable_cluster_address_fails_at_once_with_one_line(tmp_path: Pa
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: execution.address={address!r}: cannot join")
     assert "ray start --head" in err[0]
+
+
+@pytest.mark.slow
+def test_a_dead_local_raylet_stops_the_run_within_seconds(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
+        + ["stop.max_generations=1000", "execution.num_cpus=2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "the run did not complete a generation"
+            )
+            time.sleep(0.2)
+        raylets = [p for p in psutil.Process(proc.pid).children() if "raylet" in p.name()]
+        assert len(raylets) == 1, [p.name() for p in psutil.Process(proc.pid).children()]
+        raylets[0].kill()
+        killed = time.monotonic()
+        _, err = proc.communicate(timeout=120)  # before: a hang of ~6 minutes, then wrong advice
+        waited = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    lines = [line for line in err.strip().splitlines() if line.startswith("error")]
+    assert len(lines) == 1 and "RayInstanceDown" in lines[0] and "raylet" in lines[0], err[-2000:]
+    assert lines[0].endswith(f"continue with: python main.py --resume {run_dir}")
+    assert waited < 30, waited
+
+
+@pytest.mark.slow
+def test_a_dead_policy_server_prints_one_error_line_and_nothing_after(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
+        + ["stop.max_generations=1000", "execution.num_cpus=2", "logging.console=quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "the run did not complete a generation"
+            )
+            time.sleep(0.2)
+        servers = [
+            p
+            for p in psutil.Process(proc.pid).children(recursive=True)
+            if "PolicyServer" in " ".join(p.cmdline() or [p.name()])
+        ]
+        assert len(servers) == 1
+        servers[0].kill()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    lines = [
+        line
+        for line in err.strip().splitlines()
+        if line.strip() and not line.startswith(("generation ", "Token authentication"))
+    ]
+    assert len(lines) == 1 and lines[0].startswith("error: run failed"), lines[:40]
+
+
+@pytest.mark.slow
+def test_ray_helpers_do_not_outlive_a_sigkilled_driver(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
+        + ["stop.max_generations=1000", "execution.num_cpus=2", "logging.console=quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "the run did not complete a generation"
+            )
+            time.sleep(0.2)
+        ray_procs = [p for p in psutil.Process(proc.pid).children(recursive=True) if "reaper" not in p.name()]
+        assert any("Agent" in " ".join(p.cmdline()) for p in ray_procs), [p.name() for p in ray_procs]
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = time.monotonic()
+    while time.monotonic() - killed < 20 and any(
+        p.is_running() and p.status() != "zombie" for p in ray_procs
+    ):
+        time.sleep(0.5)
+    alive = [p for p in ray_procs if p.is_running() and p.status() != "zombie"]
+    assert not alive, [" ".join(p.cmdline())[:80] for p in alive]  # before: two agents for 60-120 s

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -160,7 +161,7 @@ def test_bad_names_fail_with_the_fix() -> None:
         envs.make_parallel("pettingzoo:no_such_module_xyz:env")
     with pytest.raises(ValueError, match="players"):
         envs.make_parallel("openspiel:hanabi(players=3)")
-    with pytest.raises(ValueError, match="cannot load"):
+    with pytest.raises(ValueError, match="unknown OpenSpiel game 'no_such_game'"):
         envs.make_parallel("openspiel:no_such_game")
     with pytest.raises(KeyError, match="did you mean scripted_l1"):
         envs.make_fixed_policy("battalion", "scripted_1")
@@ -183,3 +184,25 @@ def test_pettingzoo_games_are_scored_by_expected_return_unless_win_loss_is_asked
     expected = (payoff[mine, theirs] - lo) / (hi - lo)
     np.testing.assert_allclose(graded.step(actions).outcome, expected, atol=1e-6)
     np.testing.assert_allclose(signed.step(actions).outcome, 0.5 + 0.5 * np.sign(payoff[mine, theirs]))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pettingzoo:os:system",
+        "pettingzoo:subprocess:run",
+        "pettingzoo:shutil:rmtree",
+        "pettingzoo:builtins:exec",
+    ],
+)
+def test_a_factory_that_is_no_env_constructor_is_never_called(name: str, tmp_path: Path) -> None:
+    marker = tmp_path / "X"
+    with pytest.raises(ValueError, match="not name a PettingZoo env constructor"):
+        envs.make_parallel(name, command=f"touch {marker}", args=["touch", str(marker)], path=str(tmp_path))
+    assert not marker.exists() and tmp_path.is_dir()
+
+
+def test_env_classes_and_their_modules_factories_are_accepted() -> None:
+    assert envs.make_parallel(NIM) is not None
+    assert envs.make_parallel("pettingzoo:envs.matrix_games:MatrixGameParallelEnv", game="rps") is not None
+    assert envs.make_parallel("pettingzoo:envs.matrix_games:make_parallel", game="rps") is not None

@@ -1,0 +1,121 @@
+"""Faults that used to print a traceback or many lines, or that passed the checks and failed
+mid-run (issue 13): each is now one line on stderr, exit 2, before anything runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from light_league.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
+TINY = ["stop.max_generations=1", "scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8"]
+
+LAUGHS = "\n".join(
+    [
+        "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
+        *(f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi")),
+        "env: {name: rps, options: {x: *i}}",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("good") / "run"
+    assert main(["--config", RPS, "--run-dir", str(run_dir), *TINY]) == 0
+    return run_dir
+
+
+def one_line(argv: list[str], capfd: pytest.CaptureFixture[str], *expected: str) -> str:
+    capfd.readouterr()
+    code = main(argv)
+    err = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
+    err = [line for line in err if "Token authentication" not in line]  # Ray's own banner
+    assert code == 2, err
+    assert len(err) == 1, err
+    for text in expected:
+        assert text in err[0], (text, err[0])
+    return err[0]
+
+
+def test_duplicate_yaml_keys_are_refused(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "dup.yaml"
+    cfg.write_text("env: {name: rps}\nstop: {max_generations: 5}\nstop: {max_env_steps: 100}\n")
+    one_line(
+        ["--config", str(cfg), "--run-dir", str(tmp_path / "r")], capfd, "line 3", "'stop' appears twice"
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_nested_yaml_aliases_are_refused(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "laughs.yaml"
+    cfg.write_text(LAUGHS)
+    assert len(LAUGHS) < 2000
+    one_line(
+        ["--config", str(cfg), "--run-dir", str(tmp_path / "r")], capfd, "laughs.yaml", "expands to more than"
+    )
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("experiment.seed=true", ("experiment.seed", "True")),
+        ("learner.options.lr=0.1", ("learner.options", "learner.mappo")),
+        ("league.pool_max_size=2", ("league.pool_max_size=2", "set league.pool_max_size=3")),
+        ("env.name=openspiel:kuhn_pokr", ("kuhn_pokr", "did you mean kuhn_poker")),
+        ("env.name=openspiel:kuhn_poker(players=x)", ("kuhn_poker(players=x)",)),
+    ],
+    ids=["seed_bool", "options_for_mappo", "pool_too_small", "unknown_openspiel_game", "bad_openspiel_param"],
+)
+def test_config_values_caught_before_the_run(
+    override: str, expected: tuple[str, ...], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    if override.startswith("env.name=openspiel"):
+        pytest.importorskip("pyspiel")
+    one_line(["--config", RPS, "--run-dir", str(tmp_path / "r"), *TINY, override], capfd, *expected)
+    assert not (tmp_path / "r").exists()
+
+
+def test_run_dir_that_is_a_file(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "afile"
+    target.write_text("mine")
+    one_line(["--config", RPS, "--run-dir", str(target), *TINY], capfd, "afile", "is a file")
+    assert target.read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no light_league-error.log here
+
+
+def test_report_on_a_malformed_generation_record(
+    good_run: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    path = run / "generations.jsonl"
+    record = json.loads(path.read_text().splitlines()[0])
+    path.write_text(json.dumps({**record, "generation": "zero"}) + "\n")
+    one_line(["report", str(run)], capfd, "generations.jsonl line 1", "'zero'")
+
+
+def test_report_csv_under_a_file(good_run: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "afile").write_text("mine")
+    one_line(["report", str(good_run), "--csv", str(tmp_path / "afile" / "t.csv")], capfd, "--csv", "afile")
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_resume_on_a_run_directory_that_cannot_be_locked(
+    good_run: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # root ignores file modes, so an unwritable lock is made another way: a directory in its place
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    (run / ".lock").unlink(missing_ok=True)
+    (run / ".lock").mkdir()
+    one_line(["--resume", str(run)], capfd, "cannot write to run directory")
+    assert not (run / "error.log").exists()

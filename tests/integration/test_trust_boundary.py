@@ -1,0 +1,332 @@
+"""A run directory is data (issue 13): nothing in it runs code, no path in it escapes it, every
+damaged file is one line and exit 2 with nothing written, and resume cuts only what an
+interrupted generation left."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from light_league.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
+TINY = ["stop.max_generations=2", "scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8"]
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("good") / "run"
+    assert main(["--config", RPS, "--run-dir", str(run_dir), *TINY]) == 0
+    return run_dir
+
+
+@pytest.fixture
+def run(good_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "run"
+    shutil.copytree(good_run, copy)
+    (copy / ".lock").unlink(missing_ok=True)
+    return copy
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+def one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str], *expected: str) -> str:
+    capsys.readouterr()
+    code = main(argv)
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2, err
+    assert len(err) == 1, err
+    for text in expected:
+        assert text in err[0], (text, err[0])
+    return err[0]
+
+
+def refused_unchanged(run: Path, argv: list[str], capsys: pytest.CaptureFixture[str], *expected: str) -> str:
+    before = tree(run)
+    line = one_line_exit_2(argv, capsys, *expected)
+    assert tree(run) == before, "a refused resume must not change the run directory"
+    assert not (run / "error.log").exists()
+    return line
+
+
+def edit_json(path: Path, change: Callable[[dict], object]) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def state_path(run: Path) -> Path:
+    latest = json.loads((run / "checkpoint" / "latest.json").read_text())
+    return run / "checkpoint" / latest["dir"] / "state.json"
+
+
+# ------------------------------------------------------------------------------- code execution
+
+
+def test_env_factory_that_is_not_an_env_is_refused_before_it_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "X"
+    argv = [
+        "--config",
+        RPS,
+        "--run-dir",
+        str(tmp_path / "new"),
+        "env.name=pettingzoo:os:system",
+        f"env.options={{command: 'touch {marker}'}}",
+    ]
+    one_line_exit_2(argv, capsys, "pettingzoo:os:system", "not name a PettingZoo env constructor")
+    assert not marker.exists()
+    argv[4:] = ["env.name=pettingzoo:shutil:rmtree", f"env.options={{path: '{tmp_path / 'keep'}'}}"]
+    (tmp_path / "keep").mkdir()
+    one_line_exit_2(argv, capsys, "pettingzoo:shutil:rmtree")
+    assert (tmp_path / "keep").is_dir()
+
+
+def test_edited_config_on_resume_cannot_run_a_shell_command(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "X"
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["env"] = {"name": "pettingzoo:os:system", "options": {"command": f"touch {marker}"}}
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "env.name=pettingzoo:os:system", "docs/trust.md")
+    assert not marker.exists()
+    # even confirmed on the command line, os.system is no env constructor
+    refused_unchanged(
+        run, ["--resume", str(run), "env.name=pettingzoo:os:system"], capsys, "not name a PettingZoo env"
+    )
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("key", ["scheduler.name", "learner.kind"])
+def test_resume_imports_no_module_named_only_by_the_run_directory(
+    key: str, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "imported"
+    mod = f"evil_plugin_13_{key.split('.')[0]}"  # a fresh module per case (imports are cached)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / f"{mod}.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass Thing: pass\n")
+    monkeypatch.syspath_prepend(str(plugins))
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    section, field = key.split(".")
+    if section == "scheduler":
+        cfg["scheduler"] = {"name": f"{mod}:Thing"}
+    else:
+        cfg["learner"]["kind"] = f"{mod}:Thing"
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    refused_unchanged(run, ["--resume", str(run)], capsys, f"{key}={mod}:Thing", "confirm")
+    assert not marker.exists()
+    # confirmed on the command line, it is the user's code and is imported (then refused: no plugin class)
+    one_line_exit_2(["--resume", str(run), f"{key}={mod}:Thing"], capsys, f"{mod}:Thing")
+    assert marker.exists()
+
+
+def test_resume_uploads_nowhere_named_only_by_the_run_directory(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["logging"]["wandb"] = {"mode": "online", "entity": "someone-else", "project": "exfil"}
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "logging.wandb.mode=online", "someone-else")
+    assert main(["--resume", str(run), "logging.wandb.mode=disabled", "stop.max_generations=2"]) == 0
+
+
+def test_report_imports_nothing_from_the_run_directory(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "imported"
+    (tmp_path / "evil_report_13.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["scheduler"] = {"name": "evil_report_13:Thing"}
+    cfg["env"] = {"name": "pettingzoo:evil_report_13:x"}
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    assert main(["report", str(run)]) == 0
+    assert not marker.exists()
+
+
+# ------------------------------------------------------------------------------- paths confined
+
+
+def test_pool_member_id_outside_the_run_directory_is_refused_and_the_file_survives(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for suffix in (".pt", ".json"):
+        (victim / f"precious{suffix}").write_text("keep me")
+    pool = json.loads((run / "pool.json").read_text())
+    entry = dict(pool["agents"][-1], agent_id="../../victim/precious")
+    pool["agents"].append(entry)
+    (run / "pool.json").write_text(json.dumps(pool))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "pool.json", "../../victim/precious")
+    assert (victim / "precious.pt").read_text() == "keep me"
+    assert (victim / "precious.json").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("where", ["dotdot", "symlink"])
+def test_checkpoint_pointer_outside_the_run_directory_is_refused(
+    where: str, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    latest = run / "checkpoint" / "latest.json"
+    data = json.loads(latest.read_text())
+    outside = tmp_path / "elsewhere" / "gen_0009"
+    shutil.copytree(run / "checkpoint" / data["dir"], outside)
+    if where == "dotdot":
+        data["dir"] = "../../elsewhere/gen_0009"
+    else:
+        (run / "checkpoint" / "gen_0009").symlink_to(outside)
+        data["dir"] = "gen_0009"
+    latest.write_text(json.dumps(data))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "latest.json", "inside")
+
+
+# ------------------------------------------------------------------------------- damaged files
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("generations.jsonl", lambda p: p.write_bytes(b"")),
+        ("generations.jsonl", lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 3])),
+        ("generations.jsonl", lambda p: p.write_text(p.read_text().splitlines(keepends=True)[1])),
+        ("matches.jsonl", lambda p: p.write_bytes(b"")),
+        ("matches.jsonl", lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])),
+    ],
+    ids=["gens_emptied", "gens_cut", "gens_first_line_lost", "matches_emptied", "matches_cut"],
+)
+def test_a_log_that_lost_more_than_its_last_line_is_refused(
+    name: str, damage: Callable[[Path], object], run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage(run / name)
+    refused_unchanged(run, ["--resume", str(run)], capsys, name)
+
+
+def test_a_torn_last_line_is_still_cut(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gens_before = (run / "generations.jsonl").read_text()
+    with open(run / "matches.jsonl", "a") as handle:
+        handle.write('{"a": "main_agent", "b": "main_ag')
+    with open(run / "generations.jsonl", "a") as handle:
+        handle.write('{"generation": 2, "wall')
+    assert main(["--resume", str(run), "stop.max_generations=2"]) == 0
+    assert (run / "generations.jsonl").read_text() == gens_before
+    for line in (run / "matches.jsonl").read_text().splitlines():
+        json.loads(line)
+
+
+STATE_DAMAGE: list[tuple[str, Callable[[dict], object]]] = [
+    ("members_not_list", lambda s: s.update(members=5)),
+    ("member_id_escapes", lambda s: s.update(members=["../../x"])),
+    ("env_steps_string", lambda s: s.update(env_steps="many")),
+    ("generation_float", lambda s: s.update(generation=2.5)),
+    ("payoff_not_pairs", lambda s: s["agents"].update(payoff=3)),
+    ("elo_ratings_list", lambda s: s["agents"]["elo"].update(ratings=[1, 2])),
+    ("learners_bad_role", lambda s: s["agents"].update(learners={"x": "wizard"})),
+    ("scheduler_not_object", lambda s: s.update(scheduler=[1])),
+    ("scheduler_rng_garbage", lambda s: s["scheduler"].update(rng={"bit_generator": "nope"})),
+    ("steps_since_list", lambda s: s["agents"].update(steps_since=[1])),
+    ("matches_bytes_negative", lambda s: s.update(matches_bytes=-1)),
+    ("not_an_object", lambda s: s.clear() or s.update(x=1)),
+]
+
+
+@pytest.mark.parametrize("damage", [d for _, d in STATE_DAMAGE], ids=[n for n, _ in STATE_DAMAGE])
+def test_wrong_types_in_state_json_are_one_line(
+    damage: Callable[[dict], object], run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit_json(state_path(run), damage)
+    refused_unchanged(run, ["--resume", str(run)], capsys, "state.json")
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        {"generation": "2", "dir": "gen_0002"},
+        {"generation": 2, "dir": 7},
+        [2],
+        {"generation": 1, "dir": "gen_0002"},
+    ],
+    ids=["gen_string", "dir_int", "list", "mismatch"],
+)
+def test_wrong_types_in_latest_json_are_one_line(
+    pointer: object, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (run / "checkpoint" / "latest.json").write_text(json.dumps(pointer))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "checkpoint")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [{"learner": 5, "initial": None, "version": 1}, {"weights": "x"}, {"learner": {"actor": torch.zeros(3)}}],
+    ids=["learner_int", "wrong_keys", "wrong_shapes"],
+)
+def test_wrong_learner_checkpoint_content_is_one_line(
+    content: dict, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    learners = state_path(run).parent / "learners"
+    torch.save(content, next(learners.glob("*.pt")))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint")
+
+
+def test_wrong_types_in_the_last_committed_match_line_are_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = run / "matches.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    bad = json.dumps({"a": last["a"], "b": last["b"], "outcome": last["outcome"], "generation": "one"})
+    # padded to the length of the line it replaces, so the checkpoint's offset still ends a line
+    assert len(bad) < len(lines[-1])
+    bad = bad.ljust(len(lines[-1]) - 1) + "\n"
+    path.write_text("".join(lines[:-1]) + bad)
+    refused_unchanged(run, ["--resume", str(run)], capsys, "matches.jsonl")
+
+
+# ------------------------------------------------------------------------------- leftovers
+
+
+def test_resume_removes_temp_files_of_interrupted_writes(run: Path) -> None:
+    temps = [run / ".matches.jsonl.ab12cd34.tmp", run / "policies" / ".x.pt.zz99yy88.tmp"]
+    for path in temps:
+        path.write_bytes(b"x" * 1000)
+    keep = run / ".mine.tmp"  # not the atomic-write pattern: left alone
+    keep.write_text("mine")
+    assert main(["--resume", str(run), "stop.max_generations=2"]) == 0
+    assert not any(p.exists() for p in temps)
+    assert keep.exists()
+
+
+def test_kill_before_the_first_checkpoint_is_not_a_dead_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    assert main(["--config", RPS, "--run-dir", str(run), *TINY[1:], "stop.max_generations=1"]) == 0
+    # what a kill during bootstrap leaves: the config and some files, no checkpoint pointer
+    shutil.rmtree(run / "checkpoint")
+    (run / "generations.jsonl").write_text("")
+    (run / "matches.jsonl").write_text("")
+    assert main(["--resume", str(run)]) == 0
+    gens = [json.loads(line)["generation"] for line in (run / "generations.jsonl").read_text().splitlines()]
+    assert gens == [0]
+    # a kill before config.yaml was written leaves the lock file only: a new run may use the directory
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / ".lock").write_text("")
+    assert main(["--config", RPS, "--run-dir", str(empty), *TINY[1:], "stop.max_generations=1"]) == 0
