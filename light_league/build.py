@@ -31,6 +31,7 @@ from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import ConfigError, CorruptFileError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.execution import Handle, build_executor
+from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.league.agent_pool import AgentType
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
@@ -65,6 +66,7 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"{did_you_mean(name, valid)} (valid: {listed})"
             )
     _learner_class(config)  # resolves the learner kind and validates its options
+    build_meta_solver(config.league.meta_solver)
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(
             f"learner.kind: exact_br needs kuhn_poker or leduc_poker with open_spiel installed, "
@@ -146,6 +148,10 @@ def _assemble(
         elo_k=config.evaluation.elo_k,
         baselines=list(config.evaluation.baselines),
         num_actions=spec.num_actions,
+        meta_solver=build_meta_solver(config.league.meta_solver),
+        stability_draws=config.league.meta_stability_draws,
+        stability_max_s=config.league.meta_stability_max_s,
+        seed=derive_seed(seed, "meta_stability"),
     )
     learner_cls, learner_cfg = _learner_class(config)
     learners: dict[str, Handle] = {}

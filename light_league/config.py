@@ -106,6 +106,29 @@ class LeagueSection(Section):
     """Most frozen members kept (oldest non-baseline evicted first)."""
     payoff_decay: float = Field(0.99, gt=0.0, le=1.0)
     """AlphaStar's per-game decay of the win-rate counters that gate snapshots and PFSP."""
+    meta_solver: dict[str, Any] = Field(default_factory=lambda: {"name": "nash"})
+    """``name`` (nash, maxent_nash, uniform, prd, alpharank, qre, ``package.module:function``, or a
+    name registered under the entry-point group ``light_league.meta_solvers``) plus that solver's
+    options (see below); ``meta_solver: prd`` is short for ``{name: prd}``. It turns the payoff table into the meta-strategy: PSRO's opponent mixture
+    and the mixture whose NashConv is measured."""
+    meta_stability_draws: int = Field(100, ge=0, le=100_000)
+    """Payoff tables drawn from the cells' posteriors and solved each generation to measure how
+    stable the meta-strategy is (0: off)."""
+    meta_stability_max_s: float = Field(5.0, gt=0.0, le=3600.0)
+    """Time budget of those draws per generation (fewer draws are solved when it runs out)."""
+
+    @field_validator("meta_solver", mode="before")
+    @classmethod
+    def _meta_solver_has_name(cls, value: Any) -> Any:
+        if isinstance(value, str):  # the shorthand ``meta_solver: prd``
+            value = {"name": value}
+        if not isinstance(value, dict):
+            return value
+        if not isinstance(value.get("name"), str) or not value["name"]:
+            raise ValueError(
+                "needs a 'name' (nash, maxent_nash, uniform, prd, alpharank, qre, or package.module:function)"
+            )
+        return value
 
 
 class StopSection(Section):

@@ -118,12 +118,13 @@ class EvaluationManager:
         return out
 
     def nash_conv(self, stats: LeagueStats) -> float | None:
-        """Exact NashConv of the Nash-mixture policy (None where the game does not allow it)."""
+        """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless
+        ``league.meta_solver`` says otherwise); None where the game does not allow it."""
         if not self.compute_nash_conv:
             return None
         from light_league.evaluation.exploitability import nash_conv
 
-        support = [(pid, p) for pid, p in zip(stats.ids, stats.nash.tolist()) if p > 1e-9]
+        support = [(pid, p) for pid, p in zip(stats.ids, stats.meta_strategy.tolist()) if p > 1e-9]
         pols = self.policies([pid for pid, _ in support])
         value = float(nash_conv(self.env_name, [pols[pid] for pid, _ in support], [p for _, p in support]))
         return max(value, 0.0) if value > -1e-9 else value  # float noise below an exact 0

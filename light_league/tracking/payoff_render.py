@@ -35,7 +35,10 @@ MAX_ANNOTATED_AGENTS = 16
 #: (tick labels dominate the drawing time: 200 of them took seconds)
 MAX_TICK_LABELS = 30
 _NAN_CELL = "–"
-_CELL = re.compile(r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*\((?P<games>\d+)\)\s*$")
+_CELL = re.compile(
+    r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*(?:\[(?P<low>\d+(?:\.\d+)?), (?P<high>\d+(?:\.\d+)?)\]\s*)?"
+    r"\((?P<games>\d+)\)\s*$"
+)
 _PIPE = re.compile(r"(?<!\\)\|")
 
 
@@ -48,25 +51,37 @@ def _unescape(text: str) -> str:
 
 
 def payoff_markdown(snapshot: PayoffSnapshot) -> str:
-    """The payoff table as markdown: each cell ``win rate (games)``, ``– (0)`` where never played."""
+    """The payoff table as markdown: each cell ``win rate [95% interval] (games)`` (the interval when
+    the snapshot has one), ``– (0)`` where never played."""
     ids = [_escape(a) for a in snapshot.agent_ids]
+    has_ci = snapshot.ci_low is not None and snapshot.ci_high is not None
     lines = [
         f"Generation {snapshot.generation}: mean outcome of the row agent against the column agent "
-        "(games played in parentheses).",
+        + ("[95% interval] " if has_ci else "")
+        + "(games played in parentheses).",
         "",
         "| row vs column | " + " | ".join(ids) + " |",
         "|---|" + "---:|" * snapshot.size,
     ]
     for i, (agent, role) in enumerate(zip(ids, snapshot.roles, strict=True)):
-        cells = [_format_cell(snapshot.win_rates[i, j], snapshot.games[i, j]) for j in range(snapshot.size)]
+        cells = [_format_cell(snapshot, i, j) for j in range(snapshot.size)]
         lines.append(f"| {agent} ({role}) | " + " | ".join(cells) + " |")
     mixture = ", ".join(f"{a} {p:.3f}" for a, p in zip(ids, snapshot.nash, strict=True))
     lines += ["", f"Nash mixture: {mixture}"]
+    if snapshot.meta is not None and snapshot.meta_solver != "nash":
+        meta = ", ".join(f"{a} {p:.3f}" for a, p in zip(ids, snapshot.meta, strict=True))
+        lines.append(f"Meta-strategy ({_escape(snapshot.meta_solver)}): {meta}")
     return "\n".join(lines) + "\n"
 
 
-def _format_cell(rate: float, games: int) -> str:
-    return f"{_NAN_CELL if math.isnan(rate) else f'{rate:.3f}'} ({int(games)})"
+def _format_cell(snapshot: PayoffSnapshot, i: int, j: int) -> str:
+    rate, games = snapshot.win_rates[i, j], int(snapshot.games[i, j])
+    if math.isnan(rate):
+        return f"{_NAN_CELL} ({games})"
+    interval = ""
+    if snapshot.ci_low is not None and snapshot.ci_high is not None and i != j:
+        interval = f" [{snapshot.ci_low[i, j]:.2f}, {snapshot.ci_high[i, j]:.2f}]"
+    return f"{rate:.3f}{interval} ({games})"
 
 
 def _first_table(text: str) -> list[str]:
@@ -103,6 +118,22 @@ def parse_payoff_markdown(text: str) -> tuple[list[str], np.ndarray, np.ndarray]
                 rates[i, j] = float(match["rate"])
             games[i, j] = int(match["games"])
     return ids, rates, games
+
+
+def payoff_cells_csv(snapshot: PayoffSnapshot) -> str:
+    """One row per ordered pair: ``row, column, win_rate, games, ci_low, ci_high`` (empty when unknown)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["row", "column", "win_rate", "games", "ci_low", "ci_high"])
+
+    def num(arr: np.ndarray | None, i: int, j: int) -> str:
+        return "" if arr is None or math.isnan(arr[i, j]) else f"{arr[i, j]:.6g}"
+
+    for i, a in enumerate(snapshot.agent_ids):
+        for j, b in enumerate(snapshot.agent_ids):
+            row = [num(snapshot.win_rates, i, j), str(int(snapshot.games[i, j]))]
+            writer.writerow([a, b, *row, num(snapshot.ci_low, i, j), num(snapshot.ci_high, i, j)])
+    return out.getvalue()
 
 
 def payoff_csv(snapshot: PayoffSnapshot, *, field: str = "win_rates") -> str:

@@ -20,7 +20,7 @@ import numpy as np
 from light_league.errors import CorruptFileError
 from light_league.tracking.console import headline, leaderboard, metrics_line
 from light_league.tracking.logger import PayoffSnapshot
-from light_league.tracking.payoff_render import payoff_csv, payoff_markdown
+from light_league.tracking.payoff_render import payoff_cells_csv, payoff_csv, payoff_markdown
 from light_league.utils.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
 
 PAYOFF_DIR = "payoff"
@@ -160,5 +160,7 @@ def report(run_dir: Path, *, generation: int | None = None, csv_path: Path | Non
         lines += [*_history_text(ordered, HISTORY_ROWS), ""]
     if csv_path is not None:
         atomic_write_text(csv_path, payoff_csv(snapshot))
-        lines.append(f"CSV written to {csv_path}")
+        cells_path = Path(csv_path).with_name(Path(csv_path).stem + "_cells.csv")
+        atomic_write_text(cells_path, payoff_cells_csv(snapshot))
+        lines.append(f"CSV written to {csv_path} (games and 95% intervals per cell: {cells_path})")
     return "\n".join(lines).rstrip("\n") + "\n"
