@@ -331,7 +331,7 @@ class QREOptions(Section):
     """Temperature in units of win rate: a member whose expected win rate is ``temperature`` lower
     gets ``1/e`` of the weight; ``-> 0`` gives a Nash."""
     max_iterations: int = Field(100_000, ge=1, le=10_000_000)
-    """Most solver steps (it converges at rate ``1 - temperature / (temperature + 2 max|A|)`` per step)."""
+    """Most solver steps (it converges at rate ``1 - temperature / (temperature + 2 max abs(A))`` per step)."""
     tol: float = Field(1e-10, gt=0.0, le=1e-2)
     """Stop once no probability moves by more than this in one step."""
 
