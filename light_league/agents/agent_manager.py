@@ -246,11 +246,13 @@ class AgentManager:
         nash = compute_nash_distribution(rates)
         self._nash = dict(zip(ids, nash.tolist()))
         solver, options = self._meta_solver, self._meta_options
+        began = time.perf_counter()
         meta = (
             nash
             if solver is META_SOLVERS["nash"]
             else checked_mixture(solver, solver(rates, options), len(ids))
         )
+        solve_seconds = time.perf_counter() - began
         self._meta = dict(zip(ids, meta.tolist()))
         exact = np.array([[(min(a, b), max(a, b)) in self._exact for b in ids] for a in ids], dtype=bool)
         exact = exact.reshape(len(ids), len(ids))
@@ -266,6 +268,7 @@ class AgentManager:
             rng=rng,
             exact=exact,
             max_seconds=self._stability_max_s,
+            solve_seconds=solve_seconds,
         )
         diversity = self.diversity.diversity_score() if len(self.diversity) >= 2 else None
         return LeagueStats(

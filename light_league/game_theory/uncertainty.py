@@ -104,24 +104,35 @@ def meta_stability(
     rng: np.random.Generator,
     exact: np.ndarray | None = None,
     max_seconds: float = 5.0,
+    solve_seconds: float = 0.0,
 ) -> Stability | None:
     """Solve up to ``draws`` posterior tables with ``solver``; None when ``draws == 0``.
 
-    Tables are solved in chunks (10 at once for a batched solver, one by one otherwise) until
-    ``draws`` are done or ``max_seconds`` have passed (at least one chunk always runs).
+    Tables are solved in chunks (10 at once for a batched solver, one by one otherwise) while the
+    next chunk is expected to end within ``max_seconds`` (the first chunk is expected to take
+    ``solve_seconds``, the time of one solve of the table; later ones as long as the slowest so
+    far). None when not even the first chunk fits. When every
+    cell is ``exact`` each draw is the table itself: nothing is solved, the distance is 0 and the
+    support is the mixture's (``draws`` is then reported as 0).
     """
     if draws <= 0:
         return None
     start = time.perf_counter()
+    size = np.asarray(rates).shape[0]
+    if exact is not None and np.all(np.asarray(exact, dtype=bool) | np.eye(size, dtype=bool)):
+        support = support_probability(np.asarray(mixture)[None, :])
+        return Stability(tv_mean=0.0, support=support, draws=0, seconds=time.perf_counter() - start)
     tables = sample_tables(rates, games, draws, rng, exact)
     chunk = 10 if solver.batched else 1
     mixtures: list[np.ndarray] = []
-    done = 0
-    while done < draws:
+    done, expected = 0, solve_seconds
+    while done < draws and time.perf_counter() - start + expected <= max_seconds:
+        began = time.perf_counter()
         mixtures.append(solver.solve_many(tables[done : done + chunk], options))
         done += len(mixtures[-1])
-        if time.perf_counter() - start >= max_seconds:
-            break
+        expected = max(expected, time.perf_counter() - began)
+    if not mixtures:
+        return None
     solved = np.concatenate(mixtures)
     return Stability(
         tv_mean=float(total_variation(solved, mixture).mean()),

@@ -95,3 +95,34 @@ def test_stability_is_cheap_for_a_20_member_table() -> None:
         prd, options, rates, games, prd(rates, options), draws=100, rng=rng, max_seconds=0.01
     )
     assert stab is not None and stab.draws == 10  # the budget stops after the first chunk of 10
+    # a solve slower than the whole budget: no draws at all
+    slow = meta_stability(
+        prd,
+        options,
+        rates,
+        games,
+        prd(rates, options),
+        draws=100,
+        rng=rng,
+        max_seconds=1.0,
+        solve_seconds=2.0,
+    )
+    assert slow is None
+
+
+def test_an_exact_table_has_nothing_to_resample() -> None:
+    rates = np.array([[0.5, 0.7, 0.2], [0.3, 0.5, 0.6], [0.8, 0.4, 0.5]])
+    nash = META_SOLVERS["nash"]
+    mixture = nash(rates)
+    stab = meta_stability(
+        nash,
+        None,
+        rates,
+        np.full((3, 3), 1000.0),
+        mixture,
+        draws=100,
+        rng=np.random.default_rng(0),
+        exact=np.ones((3, 3), dtype=bool),
+    )
+    assert stab is not None and stab.draws == 0 and stab.tv_mean == 0.0
+    np.testing.assert_array_equal(stab.support, (mixture >= 1e-3).astype(float))
