@@ -395,11 +395,6 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.asarray(0.5 * np.abs(np.asarray(p) - np.asarray(q)).sum(axis=-1))
 
 
-def describe(solver: MetaSolver, options: Section | None) -> dict[str, Any]:
-    """``{"name": ..., **options}`` for logs and records."""
-    return {"name": solver.name, **(options.model_dump() if options is not None else {})}
-
-
 # ---------------------------------------------------------------------------- names in the config
 
 #: entry-point group under which installed packages register meta-solvers
@@ -425,8 +420,7 @@ def resolve_meta_solver(name: str) -> MetaSolver:
     """The meta-solver ``name`` refers to: built-in, ``package.module:function`` or entry point."""
     from light_league.plugins import resolve
 
-    solver = resolve(_plugin_kind(), name)
-    assert isinstance(solver, MetaSolver)
+    solver: MetaSolver = resolve(_plugin_kind(), name)  # built-ins and as_meta_solver give MetaSolvers
     return solver
 
 

@@ -126,3 +126,31 @@ def test_an_exact_table_has_nothing_to_resample() -> None:
     )
     assert stab is not None and stab.draws == 0 and stab.tv_mean == 0.0
     np.testing.assert_array_equal(stab.support, (mixture >= 1e-3).astype(float))
+
+
+def test_snapshot_intervals_round_trip_through_json_markdown_and_csv() -> None:
+    from light_league.tracking.logger import PayoffSnapshot
+    from light_league.tracking.payoff_render import parse_payoff_markdown, payoff_cells_csv, payoff_markdown
+
+    rates = np.array([[0.5, 0.75, np.nan], [0.25, 0.5, 0.6], [np.nan, 0.4, 0.5]])
+    games = np.array([[0, 16, 0], [16, 0, 100], [0, 100, 0]])
+    low, high = cell_intervals(rates, games)
+    snap = PayoffSnapshot(
+        2, ["a", "b", "c"], ["main_agent"] * 3, rates, games, np.array([1.0, 0.0, 0.0]), low, high
+    )
+    back = PayoffSnapshot.from_json(snap.to_json())
+    np.testing.assert_allclose(back.ci_low, low)
+    np.testing.assert_allclose(back.ci_high, high)
+    text = payoff_markdown(snap)
+    assert "0.750 [0.51, 0.91] (16)" in text and "– (0)" in text
+    ids, parsed_rates, parsed_games = parse_payoff_markdown(text)
+    assert ids == ["a", "b", "c"]
+    np.testing.assert_allclose(parsed_rates, rates, atol=5e-4)
+    np.testing.assert_array_equal(parsed_games, games)
+    rows = payoff_cells_csv(snap).splitlines()
+    assert rows[2].startswith("a,b,0.75,16,0.509") and rows[3] == "a,c,,0,,"
+    # a snapshot written before the intervals existed still loads
+    old = snap.to_json()
+    for key in ("ci_low", "ci_high", "interval"):
+        old.pop(key)
+    assert PayoffSnapshot.from_json(old).ci_low is None
