@@ -98,7 +98,7 @@ def maxent_nash(payoff: np.ndarray, *, tol: float = 1e-9) -> np.ndarray:
     best = np.zeros(n)
     points = []
     for i in range(n):
-        if best[i] > 0.0:  # already positive in an earlier member's solution
+        if best[i] > 1e-7:  # already in the support of an earlier member's solution
             continue
         cost = np.zeros(n)
         cost[i] = -1.0
