@@ -203,6 +203,9 @@ def _assemble(
         episodes_per_pair=ev.episodes_per_pair,
         exact=ev.exact,
         nash_conv=ev.nash_conv,
+        adaptive_budget=ev.adaptive_budget,
+        adaptive_batch=ev.adaptive_batch,
+        adaptive_cap=ev.adaptive_cap,
     )
     runner = cls(
         config=config,

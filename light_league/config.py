@@ -87,8 +87,17 @@ class LearnerSection(Section):
 class EvaluationSection(Section):
     """The PSRO evaluation step: new members against every member, Elo, exact NashConv."""
 
-    episodes_per_pair: int = Field(50, ge=1, le=1_000_000)
-    """Games per ordered pairing when a new member meets every other member (per seat order)."""
+    episodes_per_pair: int | Literal["adaptive"] = 50
+    """Games per ordered pairing when a new member meets every other member (per seat order; 1 to
+    1,000,000), or ``adaptive``: new pairings get ``adaptive_batch`` games, then the rest of
+    ``adaptive_budget`` goes, in rounds, to the cells that matter most (experimental; see
+    docs/league.md)."""
+    adaptive_budget: int = Field(2000, ge=1, le=100_000_000)
+    """``adaptive``: evaluation games per generation (new pairings are always played once)."""
+    adaptive_batch: int = Field(16, ge=1, le=1_000_000)
+    """``adaptive``: games per seat order each time a pairing is played."""
+    adaptive_cap: int = Field(1000, ge=1, le=100_000_000)
+    """``adaptive``: most games per cell (both seat orders together); exact payoffs count as this many."""
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
     nash_conv: Literal["auto", "never"] = "auto"
@@ -97,6 +106,13 @@ class EvaluationSection(Section):
     """Fixed opponents added to the population at the start (Elo anchors), e.g. ``scripted_l1``."""
     elo_k: float = Field(32.0, gt=0.0, le=1000.0)
     """Elo K-factor."""
+
+    @field_validator("episodes_per_pair")
+    @classmethod
+    def _episodes_in_range(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and not 1 <= value <= 1_000_000:
+            raise ValueError("must be from 1 to 1000000 games, or adaptive")
+        return value
 
 
 class LeagueSection(Section):

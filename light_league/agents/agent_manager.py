@@ -287,6 +287,32 @@ class AgentManager:
             stability=stability,
         )
 
+    def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
+        """Played pairs worth more evaluation games, most useful first (adaptive evaluation).
+
+        Priority of the unordered pair ``(i, j)``: ``(m_i + m_j + 1/n) * w_ij * (2 if the interval
+        straddles 0.5 else 1)``, with ``m`` the meta-strategy of the current table and ``w`` the
+        width of the cell's 95% interval: cells of members near the support, whose winner is
+        still uncertain, first. Exact cells, cells with ``cap`` games or more and unplayed pairs
+        are left out.
+        """
+        ids, rates, games = self.payoff()
+        n = len(ids)
+        played = ~np.isnan(rates)
+        if n < 2 or not played.all():
+            return []
+        solver, options = self._meta_solver, self._meta_options
+        meta = checked_mixture(solver, solver(rates, options), n)
+        exact = np.array([[(min(a, b), max(a, b)) in self._exact for b in ids] for a in ids], dtype=bool)
+        low, high = cell_intervals(rates, games, exact.reshape(n, n))
+        straddle = (low < 0.5) & (0.5 < high)
+        priority = (meta[:, None] + meta[None, :] + 1.0 / n) * (high - low) * (1.0 + straddle)
+        priority[np.tril_indices(n)] = 0.0
+        priority[(games >= cap) | exact.reshape(n, n)] = 0.0
+        order = np.argsort(-priority, axis=None, kind="stable")
+        rows, cols = np.unravel_index(order, priority.shape)
+        return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist()) if priority[i, j] > 0.0]
+
     def advance(self) -> None:
         self._generation += 1
         self.games_this_generation = defaultdict(int)

@@ -189,3 +189,37 @@ def test_psro_leduc_yaml_with_qre_lowers_nash_conv_on_exact_payoffs(tmp_path: Pa
     )
     snap = json.loads((run_dir / "payoff" / "gen_0019.json").read_text())
     np.testing.assert_array_equal(np.array(snap["ci_low"]), np.array(snap["win_rates"]))
+
+
+def test_adaptive_evaluation_spends_its_budget_on_the_cells_that_matter(tmp_path: Path) -> None:
+    """``episodes_per_pair: adaptive``: new pairings get a batch, the budget's rest goes to the
+    highest-priority cells; no cell passes the cap and no generation the budget (plus the batch of
+    each new pairing)."""
+    from light_league.tracking.report import load_payoff_snapshot
+
+    run_dir = tmp_path / "adaptive"
+    code = main(
+        [
+            "--config",
+            RPS,
+            "--run-dir",
+            str(run_dir),
+            "scheduler={name: psro, steps_per_generation: 512}",
+            "stop.max_generations=4",
+            "evaluation.episodes_per_pair=adaptive",
+            "evaluation.adaptive_budget=400",
+            "evaluation.adaptive_batch=8",
+            "evaluation.adaptive_cap=96",
+        ]
+    )
+    assert code == 0
+    gens = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    for g in gens:
+        new_pairs = len(g["population"]) - 1
+        assert g["games"]["eval"] <= max(400, 8 * new_pairs) + 8
+    snap = load_payoff_snapshot(run_dir)
+    off = ~np.eye(snap.size, dtype=bool)
+    counts = snap.games[off]
+    assert counts.min() >= 8 and counts.max() <= 96 + 8
+    assert counts.max() > counts.min()  # not the same count everywhere
+    assert sum(g["games"]["eval"] for g in gens) > 8 * snap.size * (snap.size - 1) // 2  # the budget was used
