@@ -130,7 +130,7 @@ class LeagueSection(Section):
     meta_stability_draws: int = Field(100, ge=0, le=100_000)
     """Payoff tables drawn from the cells' posteriors and solved each generation to measure how
     stable the meta-strategy is (0: off)."""
-    meta_stability_max_s: float = Field(5.0, gt=0.0, le=3600.0)
+    meta_stability_max_s: float = Field(2.0, gt=0.0, le=3600.0)
     """Time budget of those draws per generation (fewer draws are solved when it runs out)."""
 
     @field_validator("meta_solver", mode="before")

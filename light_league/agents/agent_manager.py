@@ -69,7 +69,7 @@ class AgentManager:
         num_actions: int,
         meta_solver: tuple[MetaSolver, Section | None] | None = None,
         stability_draws: int = 0,
-        stability_max_s: float = 5.0,
+        stability_max_s: float = 2.0,
         seed: int = 0,
     ) -> None:
         self.pool = AgentPool(pool_manifest=str(run_dir.pool), max_size=pool_max_size)

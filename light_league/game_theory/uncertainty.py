@@ -103,7 +103,7 @@ def meta_stability(
     draws: int,
     rng: np.random.Generator,
     exact: np.ndarray | None = None,
-    max_seconds: float = 5.0,
+    max_seconds: float = 2.0,
     solve_seconds: float = 0.0,
 ) -> Stability | None:
     """Solve up to ``draws`` posterior tables with ``solver``; None when ``draws == 0``.
