@@ -215,7 +215,7 @@ def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
         "evaluate": (runner.evaluation, "run"),
         "record_evaluation": (runner.agents, "record_evaluation"),
         "solve": (runner.agents, "solve"),
-        "matrix": (runner.agents.payoff, "matrix"),
+        "matrix": (runner.agents.payoff_table, "matrix"),
         "nash": (agent_manager, "compute_nash_distribution"),
         "finish": (runner, "_finish"),
         "payoff_files": (report, "save_payoff_snapshot"),

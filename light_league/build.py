@@ -37,6 +37,7 @@ from light_league.errors import ConfigError, CorruptFileError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.execution import Handle, build_executor
 from light_league.execution.base import ComponentLost, WorkerDied
+from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.league.agent_pool import AgentType
 from light_league.league.match_database import record_generation
 from light_league.rollout.rollout_manager import RolloutManager
@@ -90,6 +91,7 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
     _learner_class(config)  # resolves the learner kind and validates its options
     for role in config.learner.mappo_by_role:
         config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
+    build_meta_solver(config.league.meta_solver)
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(
             f"learner.kind: exact_br needs kuhn_poker or leduc_poker with open_spiel installed, "
@@ -179,6 +181,10 @@ def _assemble(
         elo_k=config.evaluation.elo_k,
         baselines=list(config.evaluation.baselines),
         num_actions=spec.num_actions,
+        meta_solver=build_meta_solver(config.league.meta_solver),
+        stability_draws=config.league.meta_stability_draws,
+        stability_max_s=config.league.meta_stability_max_s,
+        seed=derive_seed(seed, "meta_stability"),
     )
     learner_cls, learner_cfg = _learner_class(config)
     learners: dict[str, Handle] = {}
@@ -233,6 +239,9 @@ def _assemble(
         episodes_per_pair=ev.episodes_per_pair,
         exact=ev.exact,
         nash_conv=ev.nash_conv,
+        adaptive_budget=ev.adaptive_budget,
+        adaptive_batch=ev.adaptive_batch,
+        adaptive_cap=ev.adaptive_cap,
     )
     runner = cls(
         config=config,

@@ -131,8 +131,17 @@ class LearnerSection(Section):
 class EvaluationSection(Section):
     """The PSRO evaluation step: new members against every member, Elo, exact NashConv."""
 
-    episodes_per_pair: int = Field(50, ge=1, le=1_000_000)
-    """Games per ordered pairing when a new member meets every other member (per seat order)."""
+    episodes_per_pair: int | Literal["adaptive"] = 50
+    """Games per ordered pairing when a new member meets every other member (per seat order; 1 to
+    1,000,000), or ``adaptive``: new pairings get ``adaptive_batch`` games, then the rest of
+    ``adaptive_budget`` goes, in rounds, to the cells that matter most (experimental; see
+    docs/league.md)."""
+    adaptive_budget: int = Field(2000, ge=1, le=100_000_000)
+    """``adaptive``: evaluation games per generation (new pairings are always played once)."""
+    adaptive_batch: int = Field(16, ge=1, le=1_000_000)
+    """``adaptive``: games per seat order each time a pairing is played."""
+    adaptive_cap: int = Field(1000, ge=1, le=100_000_000)
+    """``adaptive``: most games per cell (both seat orders together); exact payoffs count as this many."""
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
     nash_conv: Literal["auto", "never"] = "auto"
@@ -142,6 +151,13 @@ class EvaluationSection(Section):
     elo_k: float = Field(32.0, gt=0.0, le=1000.0)
     """Elo K-factor."""
 
+    @field_validator("episodes_per_pair")
+    @classmethod
+    def _episodes_in_range(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and not 1 <= value <= 1_000_000:
+            raise ValueError("must be from 1 to 1000000 games, or adaptive")
+        return value
+
 
 class LeagueSection(Section):
     """Population bookkeeping (AgentManager)."""
@@ -150,6 +166,29 @@ class LeagueSection(Section):
     """Most frozen members kept (oldest non-baseline evicted first)."""
     payoff_decay: float = Field(0.99, gt=0.0, le=1.0)
     """AlphaStar's per-game decay of the win-rate counters that gate snapshots and PFSP."""
+    meta_solver: dict[str, Any] = Field(default_factory=lambda: {"name": "nash"})
+    """``name`` (nash, maxent_nash, uniform, prd, alpharank, qre, ``package.module:function``, or a
+    name registered under the entry-point group ``light_league.meta_solvers``) plus that solver's
+    options (see below); ``meta_solver: prd`` is short for ``{name: prd}``. It turns the payoff table into the meta-strategy: PSRO's opponent mixture
+    and the mixture whose NashConv is measured."""
+    meta_stability_draws: int = Field(100, ge=0, le=100_000)
+    """Payoff tables drawn from the cells' posteriors and solved each generation to measure how
+    stable the meta-strategy is (0: off)."""
+    meta_stability_max_s: float = Field(2.0, gt=0.0, le=3600.0)
+    """Time budget of those draws per generation (fewer draws are solved when it runs out)."""
+
+    @field_validator("meta_solver", mode="before")
+    @classmethod
+    def _meta_solver_has_name(cls, value: Any) -> Any:
+        if isinstance(value, str):  # the shorthand ``meta_solver: prd``
+            value = {"name": value}
+        if not isinstance(value, dict):
+            return value
+        if not isinstance(value.get("name"), str) or not value["name"]:
+            raise ValueError(
+                "needs a 'name' (nash, maxent_nash, uniform, prd, alpharank, qre, or package.module:function)"
+            )
+        return value
 
 
 class StopSection(Section):

@@ -102,6 +102,24 @@ def render() -> str:
         body = render_section(cls.Config, "scheduler")
         body[0] = f"### `scheduler.name: {sname}`"
         lines.extend(body)
+    from light_league.game_theory.meta_solvers import META_SOLVERS, NoOptions
+
+    lines += [
+        "## `league.meta_solver`",
+        "",
+        '`league.meta_solver.name` picks the meta-solver (docs/league.md, "Meta-solvers"): a built-in',
+        "name below, `package.module:function`, or a name registered under the entry-point group",
+        "`light_league.meta_solvers` (see docs/plugins.md). The other keys are that solver's options;",
+        "`meta_solver: prd` is short for `meta_solver: {name: prd}`.",
+        "",
+    ]
+    for mname, solver in META_SOLVERS.items():
+        if solver.Config is NoOptions:
+            lines += [f"### `league.meta_solver.name: {mname}`", "", "No options.", ""]
+            continue
+        body = render_section(solver.Config, "league.meta_solver")
+        body[0] = f"### `league.meta_solver.name: {mname}`"
+        lines.extend(body)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,21 +29,26 @@ class PluginKind:
     """What a kind of plugin is: its name in messages, built-ins, entry-point group and base class."""
 
     label: str  #: e.g. "scheduler"
-    builtins: Mapping[str, type]
+    builtins: Mapping[str, Any]
     group: str  #: entry-point group
     base: type
     base_path: str  #: how users import the base class, for messages
     implement: str  #: what a subclass must implement, for messages
     #: further valid names handled outside the table (listed in messages only)
     also: tuple[str, ...] = ()
+    #: how a plugin is written, for messages
+    form: str = "package.module:ClassName"
+    #: ``convert(obj, name)`` -> the plugin, or a string saying why ``obj`` is not one; None: a
+    #: class checked against ``base`` (with a ``Config`` section)
+    convert: Callable[[object, str], Any] | None = None
 
 
 def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
 
 
-def resolve(kind: PluginKind, name: str) -> type:
-    """The class ``name`` refers to, checked against ``kind``."""
+def resolve(kind: PluginKind, name: str) -> Any:
+    """The class (or, with ``kind.convert``, the object) ``name`` refers to, checked against ``kind``."""
     if name in kind.builtins:
         return kind.builtins[name]
     if ":" in name:
@@ -61,7 +66,7 @@ def resolve(kind: PluginKind, name: str) -> type:
     valid = sorted({*kind.builtins, *kind.also, *plugins})
     raise ConfigError(
         f"unknown {kind.label} {name!r}{did_you_mean(name, valid)} (valid: {', '.join(valid)}, "
-        "or a plugin as 'package.module:ClassName')"
+        f"or a plugin as '{kind.form}')"
     )
 
 
@@ -76,7 +81,7 @@ def validate_options(config_cls: type[Section], raw: Any, *, path: str) -> Secti
 def _import(kind: PluginKind, name: str) -> object:
     module_name, _, attribute = name.partition(":")
     if not module_name or not attribute or ":" in attribute:
-        raise ConfigError(f"{kind.label} plugin {name!r} must look like 'package.module:ClassName'")
+        raise ConfigError(f"{kind.label} plugin {name!r} must look like '{kind.form}'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -87,9 +92,7 @@ def _import(kind: PluginKind, name: str) -> object:
     obj: object = module
     for part in attribute.split("."):
         if not hasattr(obj, part):
-            found = sorted(
-                n for n, v in vars(module).items() if inspect.isclass(v) and issubclass(v, kind.base)
-            )
+            found = sorted(n for n, v in vars(module).items() if _candidate(kind, n, v))
             raise ConfigError(
                 f"module {module_name!r} has no {attribute!r}{did_you_mean(attribute, found)} "
                 f"({kind.label} classes there: {', '.join(found) or 'none'})"
@@ -98,7 +101,19 @@ def _import(kind: PluginKind, name: str) -> object:
     return obj
 
 
-def _check(kind: PluginKind, obj: object, name: str) -> type:
+def _candidate(kind: PluginKind, name: str, obj: object) -> bool:
+    """Could ``obj`` be a plugin of ``kind`` (for the names listed in a message)?"""
+    if kind.convert is not None:
+        return not name.startswith("_") and not isinstance(kind.convert(obj, name), str)
+    return inspect.isclass(obj) and issubclass(obj, kind.base)
+
+
+def _check(kind: PluginKind, obj: object, name: str) -> Any:
+    if kind.convert is not None:
+        converted = kind.convert(obj, name)
+        if isinstance(converted, str):
+            raise ConfigError(f"{kind.label} {name!r} {converted}")
+        return converted
     if not (inspect.isclass(obj) and issubclass(obj, kind.base)):
         raise ConfigError(
             f"{kind.label} {name!r} is {obj!r}, not a subclass of {kind.base_path}; "

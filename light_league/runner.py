@@ -184,7 +184,18 @@ class Runner:
         from light_league.tracking.logger import PayoffSnapshot, newest_entries
         from light_league.tracking.report import save_payoff_snapshot
 
-        snapshot = PayoffSnapshot(gen, stats.ids, stats.roles, stats.win_rates, stats.games, stats.nash)
+        snapshot = PayoffSnapshot(
+            gen,
+            stats.ids,
+            stats.roles,
+            stats.win_rates,
+            stats.games,
+            stats.nash,
+            stats.ci_low,
+            stats.ci_high,
+            stats.meta,
+            stats.meta_solver,
+        )
         save_payoff_snapshot(self.run_dir.root, snapshot)
         train_steps = sum(outcome.env_steps.values())
         record: dict[str, Any] = {
@@ -194,6 +205,7 @@ class Runner:
             "population": [{"id": i, "role": r} for i, r in zip(stats.ids, stats.roles)],
             "nash": dict(zip(stats.ids, [round(p, 6) for p in stats.nash.tolist()])),
             "nash_entropy": stats.nash_entropy,
+            **_meta_record(stats),
             "elo": {k: round(v, 2) for k, v in stats.elo.items()},
             "diversity": stats.diversity,
             "games": dict(self.agents.games_this_generation),
@@ -230,6 +242,7 @@ class Runner:
             "rollout/env_steps_per_s": float(record["env_steps_per_s"]),
             "rollout/env_steps": float(self.env_steps),
         }
+        out.update(_meta_scalars(stats))
         if stats.diversity is not None:
             out["league/diversity_score"] = float(stats.diversity)
         if self.last_nash_conv is not None:
@@ -263,3 +276,35 @@ class Runner:
                 self.executor.shutdown()
             finally:
                 self.run_dir.unlock()
+
+
+def _meta_record(stats: LeagueStats) -> dict[str, Any]:
+    """The meta-strategy's part of a generation record (solver, mixture, entropy, stability)."""
+    from light_league.game_theory.nash import nash_entropy
+
+    meta = stats.meta_strategy
+    out: dict[str, Any] = {
+        "meta_solver": stats.meta_solver,
+        "meta_strategy": dict(zip(stats.ids, [round(p, 6) for p in meta.tolist()])),
+        "meta_entropy": nash_entropy(meta),
+    }
+    if stats.stability is not None:
+        out["meta_stability"] = {
+            "tv_mean": round(stats.stability.tv_mean, 6),
+            "draws": stats.stability.draws,
+            "support": dict(zip(stats.ids, [round(p, 4) for p in stats.stability.support.tolist()])),
+        }
+    return out
+
+
+def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
+    """``league/meta_entropy``, ``league/meta_stability`` (+ draws) and ``support/<agent>``."""
+    from light_league.game_theory.nash import nash_entropy
+
+    out = {"league/meta_entropy": nash_entropy(stats.meta_strategy)}
+    if stats.stability is not None:
+        out["league/meta_stability"] = stats.stability.tv_mean
+        out["league/meta_stability_draws"] = float(stats.stability.draws)
+        for agent, p in zip(stats.ids, stats.stability.support.tolist()):
+            out[f"support/{agent}"] = float(p)
+    return out

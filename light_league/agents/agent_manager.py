@@ -17,10 +17,13 @@ from typing import Any
 import numpy as np
 
 from light_league.agents.payoff_table import PayoffTable
+from light_league.config_base import Section
 from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
 from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry
+from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, checked_mixture
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
+from light_league.game_theory.uncertainty import Stability, cell_intervals, meta_stability
 from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType
 from light_league.league.match_database import MatchDatabase
 from light_league.rollout.episode import Behaviour, MatchResult
@@ -41,6 +44,17 @@ class LeagueStats:
     elo: dict[str, float]
     diversity: float | None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the meta-strategy (the configured meta-solver's mixture; equal to ``nash`` by default)
+    meta: np.ndarray | None = None
+    meta_solver: str = "nash"
+    #: (n, n) bounds of each cell's 95% interval (zero width for exact cells and the diagonal)
+    ci_low: np.ndarray | None = None
+    ci_high: np.ndarray | None = None
+    stability: Stability | None = None
+
+    @property
+    def meta_strategy(self) -> np.ndarray:
+        return self.nash if self.meta is None else self.meta
 
 
 class AgentManager:
@@ -53,10 +67,14 @@ class AgentManager:
         elo_k: float,
         baselines: list[str],
         num_actions: int,
+        meta_solver: tuple[MetaSolver, Section | None] | None = None,
+        stability_draws: int = 0,
+        stability_max_s: float = 2.0,
+        seed: int = 0,
     ) -> None:
         self.pool = AgentPool(pool_manifest=str(run_dir.pool), max_size=pool_max_size)
         self.matches = MatchDatabase(db_path=str(run_dir.matches))
-        self.payoff = PayoffTable()
+        self.payoff_table = PayoffTable()
         self.training = DecayedPayoff(decay=payoff_decay)
         self._elo_path = run_dir.elo
         self.elo = EloRegistry(
@@ -69,6 +87,13 @@ class AgentManager:
         self._steps_total: dict[str, int] = defaultdict(int)
         self._snapshots: dict[str, int] = defaultdict(int)
         self._nash: dict[str, float] = {}
+        self._meta: dict[str, float] = {}
+        self._meta_solver, self._meta_options = meta_solver or (META_SOLVERS["nash"], None)
+        self._stability_draws = stability_draws
+        self._stability_max_s = stability_max_s
+        self._seed = seed
+        #: unordered pairs whose payoff is exact (record_exact): no sampling uncertainty
+        self._exact: set[tuple[str, str]] = set()
         self._generation = 0
         #: incremented on every resume; stamped on match records so leaks of a killed run are visible
         self.session = 0
@@ -97,6 +122,14 @@ class AgentManager:
 
     def nash(self) -> dict[str, float]:
         return dict(self._nash)
+
+    def meta_strategy(self) -> dict[str, float]:
+        return dict(self._meta or self._nash)
+
+    def payoff(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        ids = self.member_ids()
+        rates, games = self.payoff_table.matrix(ids)
+        return ids, rates, games
 
     def steps_since_checkpoint(self, learner_id: str) -> int:
         return self._steps_since[learner_id]
@@ -145,14 +178,15 @@ class AgentManager:
         for r in results:
             by_pair[(r.player_id, r.opponent_id)].append(r.outcome)
         for (a, b), outs in by_pair.items():
-            self.payoff.add(a, b, float(sum(outs)), float(len(outs)))
+            self.payoff_table.add(a, b, float(sum(outs)), float(len(outs)))
         self._update_elo([(r.player_id, r.opponent_id, r.outcome) for r in results])
         self._update_diversity(behaviour)
 
     def record_exact(self, pairs: Mapping[tuple[str, str], float], games: int) -> None:
         """Exact expected outcomes (seat 0's, in [0, 1]) entered as ``games`` nominal games each."""
         for (a, b), value in pairs.items():
-            self.payoff.add(a, b, value * games, float(games))
+            self.payoff_table.add(a, b, value * games, float(games))
+            self._exact.add((min(a, b), max(a, b)))
         # Elo sees the nominal games round-robin over the pairs (no pair's games all at once)
         self._update_elo([(a, b, value) for _ in range(games) for (a, b), value in pairs.items()])
 
@@ -199,18 +233,43 @@ class AgentManager:
 
     # ------------------------------------------------------------------ meta-game
     def missing_pairs(self) -> list[tuple[str, str]]:
-        return self.payoff.missing(self.member_ids())
+        return self.payoff_table.missing(self.member_ids())
 
     def solve(self) -> LeagueStats:
         """Payoff table, Nash mixture, entropy, Elo and diversity of the current population."""
         records = self.pool.list()
         ids = [r.agent_id for r in records]
-        rates, games = self.payoff.matrix(ids)
+        rates, games = self.payoff_table.matrix(ids)
         if np.isnan(rates).any():
-            missing = self.payoff.missing(ids)[:3]
+            missing = self.payoff_table.missing(ids)[:3]
             raise RuntimeError(f"payoff table has unplayed pairings {missing}; evaluation must cover them")
         nash = compute_nash_distribution(rates)
         self._nash = dict(zip(ids, nash.tolist()))
+        solver, options = self._meta_solver, self._meta_options
+        began = time.perf_counter()
+        meta = (
+            nash
+            if solver is META_SOLVERS["nash"]
+            else checked_mixture(solver, solver(rates, options), len(ids))
+        )
+        solve_seconds = time.perf_counter() - began
+        self._meta = dict(zip(ids, meta.tolist()))
+        exact = np.array([[(min(a, b), max(a, b)) in self._exact for b in ids] for a in ids], dtype=bool)
+        exact = exact.reshape(len(ids), len(ids))
+        low, high = cell_intervals(rates, games, exact)
+        rng = np.random.default_rng([self._seed, self._generation])
+        stability = meta_stability(
+            solver,
+            options,
+            rates,
+            games,
+            meta,
+            draws=self._stability_draws if len(ids) > 1 else 0,
+            rng=rng,
+            exact=exact,
+            max_seconds=self._stability_max_s,
+            solve_seconds=solve_seconds,
+        )
         diversity = self.diversity.diversity_score() if len(self.diversity) >= 2 else None
         return LeagueStats(
             ids,
@@ -221,7 +280,38 @@ class AgentManager:
             nash_entropy(nash),
             {i: self.elo.get_rating(i) for i in ids},
             diversity,
+            meta=meta,
+            meta_solver=solver.name,
+            ci_low=low,
+            ci_high=high,
+            stability=stability,
         )
+
+    def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
+        """Played pairs worth more evaluation games, most useful first (adaptive evaluation).
+
+        Priority of the unordered pair ``(i, j)``: ``(m_i + m_j + 1/n) * w_ij * (2 if the interval
+        straddles 0.5 else 1)``, with ``m`` the meta-strategy of the current table and ``w`` the
+        width of the cell's 95% interval: cells of members near the support, whose winner is
+        still uncertain, first. Exact cells, cells with ``cap`` games or more and unplayed pairs
+        are left out.
+        """
+        ids, rates, games = self.payoff()
+        n = len(ids)
+        played = ~np.isnan(rates)
+        if n < 2 or not played.all():
+            return []
+        solver, options = self._meta_solver, self._meta_options
+        meta = checked_mixture(solver, solver(rates, options), n)
+        exact = np.array([[(min(a, b), max(a, b)) in self._exact for b in ids] for a in ids], dtype=bool)
+        low, high = cell_intervals(rates, games, exact.reshape(n, n))
+        straddle = (low < 0.5) & (0.5 < high)
+        priority = (meta[:, None] + meta[None, :] + 1.0 / n) * (high - low) * (1.0 + straddle)
+        priority[np.tril_indices(n)] = 0.0
+        priority[(games >= cap) | exact.reshape(n, n)] = 0.0
+        order = np.argsort(-priority, axis=None, kind="stable")
+        rows, cols = np.unravel_index(order, priority.shape)
+        return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist()) if priority[i, j] > 0.0]
 
     def advance(self) -> None:
         self._generation += 1
@@ -241,7 +331,9 @@ class AgentManager:
             "steps_total": dict(self._steps_total),
             "snapshots": dict(self._snapshots),
             "nash": self._nash,
-            "payoff": self.payoff.state_dict(),
+            "meta": self._meta,
+            "exact_pairs": sorted([a, b] for a, b in self._exact),
+            "payoff": self.payoff_table.state_dict(),
             "training": self.training.state_dict(),
             "elo": self.elo.state_dict(),
             "diversity": self.diversity.state_dict(),
@@ -256,7 +348,9 @@ class AgentManager:
         self._steps_total = defaultdict(int, {k: int(v) for k, v in state["steps_total"].items()})
         self._snapshots = defaultdict(int, {k: int(v) for k, v in state["snapshots"].items()})
         self._nash = {k: float(v) for k, v in state["nash"].items()}
-        self.payoff = PayoffTable.from_state_dict(state["payoff"])
+        self._meta = {k: float(v) for k, v in state.get("meta", {}).items()}
+        self._exact = {(str(a), str(b)) for a, b in state.get("exact_pairs", [])}
+        self.payoff_table = PayoffTable.from_state_dict(state["payoff"])
         self.training = DecayedPayoff.from_state_dict(state["training"])
         self.diversity = DiversityTracker.from_state_dict(state["diversity"])
         # the Elo file may hold updates of the interrupted generation: restore the checkpointed ratings

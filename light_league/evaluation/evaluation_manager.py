@@ -49,15 +49,22 @@ class EvaluationManager:
         spec: EnvSpec,
         env_name: str,
         *,
-        episodes_per_pair: int,
+        episodes_per_pair: int | str,
         exact: str,
         nash_conv: str,
+        adaptive_budget: int = 2000,
+        adaptive_batch: int = 16,
+        adaptive_cap: int = 1000,
     ) -> None:
         self.rollout = rollout
         self.policy_server = policy_server
         self.spec = spec
         self.env_name = env_name
-        self.episodes_per_pair = episodes_per_pair
+        #: adaptive evaluation: new pairings get ``adaptive_batch`` games, the budget's rest goes
+        #: to the pairs :meth:`AgentManager.refinement_pairs` ranks first
+        self.adaptive = episodes_per_pair == "adaptive"
+        self.adaptive_budget, self.adaptive_cap = adaptive_budget, adaptive_cap
+        self.episodes_per_pair = adaptive_batch if self.adaptive else int(episodes_per_pair)
         supported = exact_supported(env_name)
         if exact == "always" and not supported:
             from light_league.errors import ConfigError
@@ -80,7 +87,8 @@ class EvaluationManager:
 
     def planned_games(self, agents: AgentManager) -> int:
         """Games the next :meth:`run` will play (or compute exactly)."""
-        return sum(n for _, _, n in self.pairings(agents.missing_pairs()))
+        first = sum(n for _, _, n in self.pairings(agents.missing_pairs()))
+        return max(first, self.adaptive_budget) if self.adaptive and not self.exact else first
 
     def run(self, agents: AgentManager, progress: Callable[[int], None] | None = None) -> EvaluationSummary:
         """Play (or compute) every missing pairing of the population and record it."""
@@ -90,13 +98,40 @@ class EvaluationManager:
         pairings = self.pairings(missing)
         if self.exact:
             values = self._exact_outcomes(pairings)
-            agents.record_exact(values, self.episodes_per_pair)
+            agents.record_exact(values, self.adaptive_cap if self.adaptive else self.episodes_per_pair)
             if progress is not None:
                 progress(sum(n for _, _, n in pairings))
             return EvaluationSummary(len(missing), 0, 0, True)
         result = self.rollout.evaluate(pairings, progress)
         agents.record_evaluation(result.results, result.behaviour)
-        return EvaluationSummary(len(missing), len(result.results), result.env_steps, False)
+        games, steps = len(result.results), result.env_steps
+        if self.adaptive:
+            more_games, more_steps = self._refine(agents, games, progress)
+            games, steps = games + more_games, steps + more_steps
+        return EvaluationSummary(len(missing), games, steps, False)
+
+    def _refine(
+        self, agents: AgentManager, spent: int, progress: Callable[[int], None] | None
+    ) -> tuple[int, int]:
+        """Spend the rest of the generation's budget in rounds of about a quarter of it each.
+
+        Every round re-ranks the played pairs (:meth:`AgentManager.refinement_pairs`) on the
+        table as it stands and plays ``adaptive_batch`` more games (per seat order) of the top
+        ones. Returns ``(games, env_steps)`` played.
+        """
+        per_pair = self.episodes_per_pair * (1 if self.spec.symmetric else 2)
+        round_pairs = max(1, self.adaptive_budget // (4 * per_pair))
+        games = steps = 0
+        while (left := self.adaptive_budget - spent - games) >= per_pair:
+            chosen = agents.refinement_pairs(self.adaptive_cap)[: min(round_pairs, left // per_pair)]
+            if not chosen:
+                break
+            result = self.rollout.evaluate(self.pairings(chosen), progress)
+            if not result.results:
+                break
+            agents.record_evaluation(result.results, result.behaviour)
+            games, steps = games + len(result.results), steps + result.env_steps
+        return games, steps
 
     def policies(self, ids: list[str]) -> dict[str, Policy]:
         entries = self.policy_server.pull({pid: 0 for pid in ids})
@@ -118,12 +153,13 @@ class EvaluationManager:
         return out
 
     def nash_conv(self, stats: LeagueStats) -> float | None:
-        """Exact NashConv of the Nash-mixture policy (None where the game does not allow it)."""
+        """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless
+        ``league.meta_solver`` says otherwise); None where the game does not allow it."""
         if not self.compute_nash_conv:
             return None
         from light_league.evaluation.exploitability import nash_conv
 
-        support = [(pid, p) for pid, p in zip(stats.ids, stats.nash.tolist()) if p > 1e-9]
+        support = [(pid, p) for pid, p in zip(stats.ids, stats.meta_strategy.tolist()) if p > 1e-9]
         pols = self.policies([pid for pid, _ in support])
         value = float(nash_conv(self.env_name, [pols[pid] for pid, _ in support], [p for _, p in support]))
         return max(value, 0.0) if value > -1e-9 else value  # float noise below an exact 0

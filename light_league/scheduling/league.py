@@ -384,10 +384,10 @@ class LeagueScheduler(TaskScheduler):
         curve: str,
         weighting: OpponentWeighting,
     ) -> tuple[dict[str, float], str]:
-        """PFSP with ``curve`` over frozen ``candidates``, combined with the Nash mixture per ``weighting``."""
+        """PFSP with ``curve`` over frozen ``candidates``, combined with the meta-strategy per ``weighting``."""
         rates = _win_rates(league, learner_id, candidates)
         pfsp = pfsp_probabilities(rates, curve)
-        nash = league.nash()
+        nash = league.meta_strategy()
         nash_weights = np.array([nash.get(c.agent_id, 0.0) for c in candidates]) if nash else None
         probs, used = combine_weights(pfsp, nash_weights, weighting)
         return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used

@@ -64,13 +64,14 @@ class PSROScheduler(TaskScheduler):
         return tasks
 
     def _opponents(self, league: LeagueView, learner_id: str) -> tuple[dict[str, float], str]:
-        """The Nash mixture over the members this learner may face (uniform before the first Nash)."""
+        """The meta-strategy (the Nash mixture by default) over the members this learner may face
+        (uniform before the first one)."""
         candidates = self._candidates(league, learner_id)
         if not candidates:
             fallback = self._live_opponent(league, learner_id)
             return {fallback: 1.0}, "self_play(fallback:no_members)"
         uniform = {m.agent_id: 1.0 / len(candidates) for m in candidates}
-        nash = league.nash()
+        nash = league.meta_strategy()
         if not nash:
             return uniform, "uniform(no_nash)"
         weights = {m.agent_id: max(nash.get(m.agent_id, 0.0), 0.0) for m in candidates}

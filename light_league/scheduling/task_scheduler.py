@@ -50,6 +50,21 @@ class LeagueView(Protocol):
         """Nash mixture over the frozen population from the latest evaluation (empty before the first)."""
         ...
 
+    def meta_strategy(self) -> dict[str, float]:
+        """The meta-strategy from the latest evaluation: the configured meta-solver's mixture
+        (``league.meta_solver``; equal to :meth:`nash` with the default ``nash``), empty before the first."""
+        ...
+
+    def payoff(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The evaluation payoff table over the frozen population: ``(ids, win_rates, games)``.
+
+        ``win_rates[i, j]`` is ``ids[i]``'s mean outcome against ``ids[j]`` over both seat orders
+        (draws half; ``W + W^T = 1``, diagonal 0.5, NaN where never played); ``games[i, j]`` the
+        games behind it (exact payoffs count as ``evaluation.episodes_per_pair`` nominal games).
+        The meta-solver reads this table (not the decayed training win rates of :meth:`win_rate`).
+        """
+        ...
+
     def steps_since_checkpoint(self, learner_id: str) -> int:
         """Agent steps the learner has trained since its last snapshot (or reset)."""
         ...

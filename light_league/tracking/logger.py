@@ -53,10 +53,22 @@ class GenerationRecord(TypedDict):
     nash_entropy: float
     elo: dict[str, float]
     diversity: float | None  #: None until two members have behaviour data
-    nash_conv: NotRequired[float]  #: only for games where it is exact
+    meta_solver: NotRequired[str]  #: ``league.meta_solver`` name
+    meta_strategy: NotRequired[dict[str, float]]  #: that solver's mixture (= nash by default)
+    meta_entropy: NotRequired[float]
+    meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
+    nash_conv: NotRequired[float]  #: only for games where it is exact (of the meta-strategy)
     env_steps_per_s: NotRequired[float]  #: this generation's throughput
     timings: NotRequired[dict[str, float]]  #: seconds per phase of this generation
     newest: NotRequired[list[NewestEntry]]  #: each learner's newest snapshot, see ``newest_entries``
+
+
+def _nullable(values: np.ndarray) -> list[list[float | None]]:
+    return [[None if math.isnan(v) else float(v) for v in row] for row in values]
+
+
+def _from_nullable(rows: list[list[float | None]]) -> np.ndarray:
+    return np.array([[np.nan if v is None else float(v) for v in row] for row in rows], dtype=np.float64)
 
 
 @dataclass
@@ -72,11 +84,21 @@ class PayoffSnapshot:
     """(n, n): games played per cell."""
     nash: np.ndarray
     """(n,): Nash mixture; zero for members outside the solved set."""
+    ci_low: np.ndarray | None = None
+    """(n, n): lower end of each cell's 95% interval (Jeffreys; NaN where unplayed), or None."""
+    ci_high: np.ndarray | None = None
+    """(n, n): upper end of each cell's 95% interval, or None."""
+    meta: np.ndarray | None = None
+    """(n,): the meta-strategy (the configured meta-solver's mixture), or None (= ``nash``)."""
+    meta_solver: str = "nash"
 
     def __post_init__(self) -> None:
         self.win_rates = np.asarray(self.win_rates, dtype=np.float64)
         self.games = np.asarray(self.games, dtype=np.int64)
         self.nash = np.asarray(self.nash, dtype=np.float64)
+        for name in ("ci_low", "ci_high", "meta"):
+            if getattr(self, name) is not None:
+                setattr(self, name, np.asarray(getattr(self, name), dtype=np.float64))
         n = len(self.agent_ids)
         if len(self.roles) != n:
             raise ValueError(
@@ -91,6 +113,17 @@ class PayoffSnapshot:
                 )
         if self.nash.shape != (n,):
             raise ValueError(f"PayoffSnapshot: nash must have shape ({n},), got {self.nash.shape}")
+        shapes: tuple[tuple[str, tuple[int, ...]], ...] = (
+            ("ci_low", (n, n)),
+            ("ci_high", (n, n)),
+            ("meta", (n,)),
+        )
+        for name, want in shapes:
+            arr = getattr(self, name)
+            if arr is not None and arr.shape != want:
+                raise ValueError(
+                    f"PayoffSnapshot: {name} must have shape {want} for {n} agents, got {arr.shape}"
+                )
         finite = self.win_rates[~np.isnan(self.win_rates)]
         if finite.size and (finite.min() < 0.0 or finite.max() > 1.0):
             raise ValueError(
@@ -102,16 +135,30 @@ class PayoffSnapshot:
     def size(self) -> int:
         return len(self.agent_ids)
 
+    @property
+    def meta_strategy(self) -> np.ndarray:
+        return self.nash if self.meta is None else self.meta
+
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict; NaN win rates become ``null``."""
-        return {
+        """A JSON-ready dict; NaN win rates (and interval ends) become ``null``."""
+        out: dict[str, Any] = {
             "generation": int(self.generation),
             "agent_ids": list(self.agent_ids),
             "roles": list(self.roles),
-            "win_rates": [[None if math.isnan(v) else float(v) for v in row] for row in self.win_rates],
+            "win_rates": _nullable(self.win_rates),
             "games": self.games.tolist(),
             "nash": [float(p) for p in self.nash],
         }
+        if self.ci_low is not None and self.ci_high is not None:
+            out["interval"] = (
+                "95% Jeffreys (Beta(wins + 1/2, losses + 1/2) quantiles); exact cells zero width"
+            )
+            out["ci_low"] = _nullable(self.ci_low)
+            out["ci_high"] = _nullable(self.ci_high)
+        if self.meta is not None:
+            out["meta_solver"] = self.meta_solver
+            out["meta_strategy"] = [float(p) for p in self.meta]
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PayoffSnapshot:
@@ -127,6 +174,10 @@ class PayoffSnapshot:
                 ).reshape(len(d["agent_ids"]), len(d["agent_ids"])),
                 games=np.asarray(d["games"], dtype=np.int64),
                 nash=np.asarray(d["nash"], dtype=np.float64),
+                ci_low=_from_nullable(d["ci_low"]) if "ci_low" in d else None,
+                ci_high=_from_nullable(d["ci_high"]) if "ci_high" in d else None,
+                meta=np.asarray(d["meta_strategy"], dtype=np.float64) if "meta_strategy" in d else None,
+                meta_solver=str(d.get("meta_solver", "nash")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(f"not a payoff snapshot ({exc.__class__.__name__}: {exc})") from None

@@ -43,7 +43,10 @@ SUPPORT_MIN_MASS = 5e-4
 IMAGE_WIDTH_PX = 560
 _DPI = 100
 _NAN_CELL = "–"
-_CELL = re.compile(r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*\((?P<games>\d+)\)\s*$")
+_CELL = re.compile(
+    r"^\s*(?P<rate>–|\d+(?:\.\d+)?)\s*(?:\[(?P<low>\d+(?:\.\d+)?), (?P<high>\d+(?:\.\d+)?)\]\s*)?"
+    r"\((?P<games>\d+)\)\s*$"
+)
 _PIPE = re.compile(r"(?<!\\)\|")
 
 
@@ -95,7 +98,8 @@ def _unescape(text: str) -> str:
 
 
 def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> str:
-    """The payoff table as markdown: each cell ``win rate (games)``, ``– (0)`` where never played.
+    """The payoff table as markdown: each cell ``win rate [95% interval] (games)`` (the interval
+    when the snapshot has one), ``– (0)`` where never played.
 
     A population of more than ``FULL_TABLE_MAX_AGENTS`` is shown as its focus (:func:`focus`:
     baselines, Nash support, each learner's newest snapshot) unless ``full`` is true; the table
@@ -104,9 +108,11 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
     """
     shown = list(range(snapshot.size)) if _show_full(snapshot, full) else focus(snapshot).members
     ids = [_escape(snapshot.agent_ids[i]) for i in shown]
+    has_ci = snapshot.ci_low is not None and snapshot.ci_high is not None
     lines = [
         f"Generation {snapshot.generation}: mean outcome of the row agent against the column agent "
-        "(games played in parentheses).",
+        + ("[95% interval] " if has_ci else "")
+        + "(games played in parentheses).",
         "",
     ]
     if len(shown) < snapshot.size:
@@ -118,11 +124,14 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
         ]
     lines += ["| row vs column | " + " | ".join(ids) + " |", "|---|" + "---:|" * len(shown)]
     for i in shown:
-        cells = [_format_cell(snapshot.win_rates[i, j], snapshot.games[i, j]) for j in shown]
+        cells = [_format_cell(snapshot, i, j) for j in shown]
         lines.append(
             f"| {_escape(snapshot.agent_ids[i])} ({snapshot.roles[i]}) | " + " | ".join(cells) + " |"
         )
     lines += ["", "Nash mixture: " + nash_mixture_text(snapshot, full=_show_full(snapshot, full))]
+    if snapshot.meta is not None and snapshot.meta_solver != "nash":
+        meta = ", ".join(f"{_escape(snapshot.agent_ids[i])} {snapshot.meta[i]:.3f}" for i in shown)
+        lines.append(f"Meta-strategy ({_escape(snapshot.meta_solver)}): {meta}")
     return "\n".join(lines) + "\n"
 
 
@@ -142,8 +151,14 @@ def nash_mixture_text(snapshot: PayoffSnapshot, *, full: bool = False) -> str:
     return text + (f"; the other {rest} members 0.000" if rest else "")
 
 
-def _format_cell(rate: float, games: int) -> str:
-    return f"{_NAN_CELL if math.isnan(rate) else f'{rate:.3f}'} ({int(games)})"
+def _format_cell(snapshot: PayoffSnapshot, i: int, j: int) -> str:
+    rate, games = snapshot.win_rates[i, j], int(snapshot.games[i, j])
+    if math.isnan(rate):
+        return f"{_NAN_CELL} ({games})"
+    interval = ""
+    if snapshot.ci_low is not None and snapshot.ci_high is not None and i != j:
+        interval = f" [{snapshot.ci_low[i, j]:.2f}, {snapshot.ci_high[i, j]:.2f}]"
+    return f"{rate:.3f}{interval} ({games})"
 
 
 def _first_table(text: str) -> list[str]:
@@ -180,6 +195,22 @@ def parse_payoff_markdown(text: str) -> tuple[list[str], np.ndarray, np.ndarray]
                 rates[i, j] = float(match["rate"])
             games[i, j] = int(match["games"])
     return ids, rates, games
+
+
+def payoff_cells_csv(snapshot: PayoffSnapshot) -> str:
+    """One row per ordered pair: ``row, column, win_rate, games, ci_low, ci_high`` (empty when unknown)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["row", "column", "win_rate", "games", "ci_low", "ci_high"])
+
+    def num(arr: np.ndarray | None, i: int, j: int) -> str:
+        return "" if arr is None or math.isnan(arr[i, j]) else f"{arr[i, j]:.6g}"
+
+    for i, a in enumerate(snapshot.agent_ids):
+        for j, b in enumerate(snapshot.agent_ids):
+            row = [num(snapshot.win_rates, i, j), str(int(snapshot.games[i, j]))]
+            writer.writerow([a, b, *row, num(snapshot.ci_low, i, j), num(snapshot.ci_high, i, j)])
+    return out.getvalue()
 
 
 def payoff_csv(snapshot: PayoffSnapshot, *, field: str = "win_rates") -> str:

@@ -20,7 +20,7 @@ import numpy as np
 from light_league.errors import ConfigError, CorruptFileError, LeagueError
 from light_league.tracking.console import fraction, headline, leaderboard, metrics_line, newest_rows, rating
 from light_league.tracking.logger import PayoffSnapshot
-from light_league.tracking.payoff_render import payoff_csv, payoff_markdown
+from light_league.tracking.payoff_render import payoff_cells_csv, payoff_csv, payoff_markdown
 from light_league.utils.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
 
 PAYOFF_DIR = "payoff"
@@ -188,9 +188,11 @@ def report(
     if csv_path is not None:
         try:
             atomic_write_text(csv_path, payoff_csv(snapshot))
+            cells_path = Path(csv_path).with_name(Path(csv_path).stem + "_cells.csv")
+            atomic_write_text(cells_path, payoff_cells_csv(snapshot))
         except OSError as exc:
             raise ConfigError(
                 f"--csv {csv_path}: cannot write it ({exc.strerror}); pass a path in a writable directory"
             ) from None
-        lines.append(f"CSV written to {csv_path}")
+        lines.append(f"CSV written to {csv_path} (games and 95% intervals per cell: {cells_path})")
     return "\n".join(lines).rstrip("\n") + "\n"

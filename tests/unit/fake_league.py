@@ -59,6 +59,9 @@ class FakeLeague:
     def nash(self) -> dict[str, float]:
         return dict(self.nash_mixture)
 
+    def meta_strategy(self) -> dict[str, float]:
+        return dict(self.nash_mixture)
+
     def steps_since_checkpoint(self, learner_id: str) -> int:
         return self.steps.get(learner_id, 0)
 
