@@ -121,7 +121,7 @@ class Runner:
             tasks = self.scheduler.next_tasks(self.agents)
         with self.console.generation_progress(gen, sum(t.env_steps for t in tasks), 0) as progress:
             with timer("train"):
-                outcome = self.training.run(tasks, progress.advance_train)
+                outcome = self.training.run(tasks, progress.advance_train, generation=gen)
                 self.agents.record_training(outcome.results, outcome.env_steps)
             with timer("snapshot"):
                 self._apply(self.scheduler.after_training(self.agents))

@@ -168,6 +168,7 @@ class AgentManager:
                 "generation": self._generation,
                 "kind": kind,
                 "session": self.session,
+                **({"drawn_generation": r.drawn_generation} if kind == "train" else {}),
             }
             for r in results
         ]
