@@ -180,7 +180,8 @@ class Runner:
             "population": [{"id": i, "role": r} for i, r in zip(stats.ids, stats.roles)],
             "nash": dict(zip(stats.ids, [round(p, 6) for p in stats.nash.tolist()])),
             "nash_entropy": stats.nash_entropy,
-            "elo": {k: round(v, 2) for k, v in stats.elo.items()},
+            "rating": {k: round(v, 2) for k, v in stats.rating.items()},
+            "elo_sequential": {k: round(v, 2) for k, v in stats.elo.items()},
             "diversity": stats.diversity,
             "games": dict(self.agents.games_this_generation),
             "tasks": [
@@ -218,8 +219,10 @@ class Runner:
             out["league/diversity_score"] = float(stats.diversity)
         if self.last_nash_conv is not None:
             out["league/nash_conv"] = self.last_nash_conv
+        for agent, rating in stats.rating.items():
+            out[f"rating/{agent}"] = rating
         for agent, rating in stats.elo.items():
-            out[f"elo/{agent}"] = rating
+            out[f"elo_sequential/{agent}"] = rating
         for lid, metrics in outcome.metrics.items():
             for k, v in metrics.items():
                 out[f"train/{lid}/{k}"] = v

@@ -2,7 +2,8 @@
 
 It owns the :class:`~light_league.league.AgentPool` (frozen members), the match log, the
 evaluation :class:`PayoffTable`, AlphaStar's decayed win-rate estimates of training games (which
-gate snapshots and weight PFSP), Elo, behaviour diversity and the Nash mixture. It is the
+gate snapshots and weight PFSP), the ratings (a Bradley-Terry fit of the evaluation games, and the
+sequential Elo beside it), behaviour diversity and the Nash mixture. It is the
 scheduler's read-only :class:`~light_league.scheduling.task_scheduler.LeagueView`.
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from light_league.agents.payoff_table import PayoffTable
 from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
-from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry
+from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry, bradley_terry_ratings
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType
@@ -38,8 +39,11 @@ class LeagueStats:
     games: np.ndarray
     nash: np.ndarray
     nash_entropy: float
+    #: sequential Elo (game by game, order-dependent): a secondary figure
     elo: dict[str, float]
     diversity: float | None
+    #: the rating: Elo from a Bradley-Terry fit over all rated games (order-independent)
+    rating: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -222,7 +226,21 @@ class AgentManager:
             nash_entropy(nash),
             {i: self.elo.get_rating(i) for i in ids},
             diversity,
+            rating=self.ratings(ids),
         )
+
+    def ratings(self, ids: list[str]) -> dict[str, float]:
+        """Fitted Elo of ``ids``: Bradley-Terry over every evaluation (and exact) game so far.
+
+        Every agent ever rated takes part (a member evicted from the pool still anchors those it
+        played); baselines keep their fixed ratings.
+        """
+        everyone = list(dict.fromkeys([*self.payoff.agents(), *ids]))
+        scores, games = self.payoff.scores(everyone)
+        fixed = np.array([self.elo.baselines.get(a, np.nan) for a in everyone], dtype=np.float64)
+        fitted = bradley_terry_ratings(scores, games, fixed, prior_rating=self.elo.initial_rating)
+        wanted = set(ids)
+        return {a: float(r) for a, r in zip(everyone, fitted.tolist()) if a in wanted}
 
     def advance(self) -> None:
         self._generation += 1

@@ -28,14 +28,17 @@ _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("#", "right"),
     ("agent", "left"),
     ("role", "left"),
-    ("elo", "right"),
+    ("rating", "right"),
     ("nash", "right"),
 )
 
 
 def leaderboard(stats: Mapping[str, Any]) -> list[LeaderRow]:
-    """``(rank, agent, role, elo, nash)`` for the population, best Elo first, then most Nash mass."""
-    elo: Mapping[str, float] = stats.get("elo", {})
+    """``(rank, agent, role, rating, nash)`` for the population, best rating first, then most Nash mass.
+
+    ``rating`` is the fitted (Bradley-Terry) Elo; records written before it existed have ``elo``.
+    """
+    elo: Mapping[str, float] = stats.get("rating", stats.get("elo", {}))
     nash: Mapping[str, float] = stats.get("nash", {})
     members = [(m["id"], m["role"]) for m in stats.get("population", [])]
     members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -nash.get(m[0], 0.0), m[0]))
@@ -82,7 +85,7 @@ def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
     board = leaderboard(stats)
     if board:
         _, agent, _, elo, nash = board[0]
-        parts.append(f"top {agent} elo {_fmt(elo, 0)} nash {nash:.2f}")
+        parts.append(f"top {agent} rating {_fmt(elo, 0)} nash {nash:.2f}")
     metrics = metrics_line(stats)
     if metrics:
         parts.append(metrics)
@@ -91,7 +94,7 @@ def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
 
 def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
     """The plain-text summary: headline, leaderboard (top ``top_k``), metrics, timings."""
-    lines = [headline(generation, stats), f"{'#':>3}  {'agent':<24} {'role':<17} {'elo':>7} {'nash':>6}"]
+    lines = [headline(generation, stats), f"{'#':>3}  {'agent':<24} {'role':<17} {'rating':>7} {'nash':>6}"]
     board = leaderboard(stats)
     for rank, agent, role, elo, nash in board[:top_k]:
         lines.append(f"{rank:>3}  {agent:<24} {role:<17} {_fmt(elo, 0):>7} {nash:>6.3f}")

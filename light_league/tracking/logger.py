@@ -134,7 +134,7 @@ class MetricLogger(ABC):
 
     @abstractmethod
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
-        """Namespaced scalar keys (``league/nash_entropy``, ``elo/<agent>`` ...) at ``step``."""
+        """Namespaced scalar keys (``league/nash_entropy``, ``rating/<agent>`` ...) at ``step``."""
 
     @abstractmethod
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:

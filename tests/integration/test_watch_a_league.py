@@ -68,7 +68,8 @@ def test_scalars_cover_the_league_and_are_documented(run_dir: Path) -> None:
     for key in ("league/nash_entropy", "league/population_size", "rollout/env_steps_per_s", "timing/train_s"):
         assert key in keys
         assert [e.step for e in acc.Scalars(key)] == [0, 1, 2]
-    assert any(k.startswith("elo/") for k in keys)
+    assert any(k.startswith("rating/") for k in keys)
+    assert any(k.startswith("elo_sequential/") for k in keys)
     assert any(k.startswith("train/main_agent_0/") for k in keys)
     assert undocumented_keys(keys, ROOT / "docs" / "metrics.md") == []
 
