@@ -1,7 +1,8 @@
 """Training seconds per generation as the population grows: 10 vs 100 frozen members, real games.
 
-A real league Runner (battalion 2v2 from ``expr_configs/league.yaml``, the three AlphaStar roles,
-local backend, one rollout worker) is grown to N frozen members (baselines plus snapshots of the
+A real league Runner (battalion 2v2 from ``expr_configs/league.yaml``, or with ``--env leduc``
+Leduc poker from ``expr_configs/league_leduc.yaml``; the three AlphaStar roles, local backend,
+one rollout worker) is grown to N frozen members (baselines plus snapshots of the
 learners), then the training phase of a generation — ``TrainingManager.run`` on the scheduler's
 own tasks: PFSP over every frozen member for the main agent and the league exploiter, real games
 against them, the learners' MAPPO updates — is timed for a few generations at the same env steps
@@ -13,9 +14,10 @@ architecture in one PolicyBank forward pass, the worker's cache holding the whol
 and ``per-policy`` (the previous path: one forward pass per distinct opponent per step, the cache
 bounded at ``execution.policy_cache_size=16``).
 
-    python bench/population_rollout.py               # N = 10, 100; 4 timed generations each
+    python bench/population_rollout.py               # N = 10, 100; 6 timed generations each
     python bench/population_rollout.py --quick       # N = 10, 40; 1 timed generation
     python bench/population_rollout.py --profile 100 # first cProfile one generation of each path at N = 100
+    python bench/population_rollout.py --env leduc   # the Leduc league
 """
 
 from __future__ import annotations
@@ -40,36 +42,44 @@ from light_league.run_dir import RunDir
 from light_league.runner import Runner
 from light_league.tracking.console import Console
 
-CONFIG = "expr_configs/league.yaml"
 PATHS = ("banked", "per-policy")
-STEPS_PER_CALL = 50
-ENVS = 32
 ROUNDS = 2  #: rollout rounds (and updates) per learner and generation
-OVERRIDES = [
-    "execution.backend=local",
-    "execution.num_workers=1",
-    f"execution.envs_per_worker={ENVS}",
-    f"execution.steps_per_call={STEPS_PER_CALL}",
-    f"scheduler.steps_per_generation={ROUNDS * ENVS * STEPS_PER_CALL}",
-    "logging.console=quiet",
-    "logging.tensorboard=false",
-    "league.pool_max_size=100000",
-]
+#: --env: (config, label, games per worker, steps per call)
+SETUPS = {
+    "battalion": ("expr_configs/league.yaml", "battalion 2v2", 32, 50),
+    "leduc": ("expr_configs/league_leduc.yaml", "leduc_poker", 256, 8),
+}
+
+
+def overrides(env: str, seed: int) -> list[str]:
+    _, _, envs, steps = SETUPS[env]
+    return [
+        "execution.backend=local",
+        "execution.num_workers=1",
+        f"execution.envs_per_worker={envs}",
+        f"execution.steps_per_call={steps}",
+        f"scheduler.steps_per_generation={ROUNDS * envs * steps}",
+        "logging.console=quiet",
+        "logging.tensorboard=false",
+        "league.pool_max_size=100000",
+        f"experiment.seed={seed}",
+    ]
 
 
 @contextmanager
 def per_policy_path(runner: Runner) -> Iterator[None]:
     """The path before PolicyBank: no banks, the worker cache bounded at 16 policies."""
     workers: list[RolloutWorker] = [w.target for w in runner.training.rollout.workers]
-    sizes = [w._cache_size for w in workers]
+    # the banked path's cache as it was, so its rows do not pay for this path's evictions
+    saved = [(w._cache_size, w._cache.copy(), set(w._frozen)) for w in workers]
     for w in workers:
         w._cache_size = 16
         w._banked = dict  # type: ignore[method-assign]
     try:
         yield
     finally:
-        for w, size in zip(workers, sizes):
-            w._cache_size = size
+        for w, (size, cache, frozen) in zip(workers, saved):
+            w._cache_size, w._cache, w._frozen = size, cache, frozen
             del w._banked  # the method again
 
 
@@ -99,8 +109,8 @@ def generation(runner: Runner, gen: int) -> tuple[float, int, int, int]:
 Sample = tuple[float, int, int, int]
 
 
-def build(root: Path, size: int, seed: int) -> Runner:
-    config = load_config(CONFIG, [*OVERRIDES, f"experiment.seed={seed}"])
+def build(root: Path, size: int, env: str, seed: int) -> Runner:
+    config = load_config(SETUPS[env][0], overrides(env, seed))
     runner = Runner.build(config, RunDir(root / f"run_{size}"), resume=False, argv=["bench"])
     runner.console = Console(config.logging, file=io.StringIO())
     grow(runner, size)
@@ -117,12 +127,14 @@ def run_path(runner: Runner, path: str, gen: int) -> Sample:
         return generation(runner, gen)
 
 
-def measure(sizes: tuple[int, ...], generations: int, seed: int) -> dict[tuple[int, str], list[Sample]]:
+def measure(
+    sizes: tuple[int, ...], generations: int, env: str, seed: int
+) -> dict[tuple[int, str], list[Sample]]:
     """Both sizes' runners live side by side; their generations alternate (ABBA over sizes and
     paths), so a change in machine load hits every row alike."""
     out: dict[tuple[int, str], list[Sample]] = {(n, p): [] for n in sizes for p in PATHS}
     with tempfile.TemporaryDirectory(prefix="population_rollout_") as tmp:
-        runners = {n: build(Path(tmp), n, seed) for n in sizes}
+        runners = {n: build(Path(tmp), n, env, seed) for n in sizes}
         try:
             cells = [(n, p) for n in sizes for p in PATHS]
             for i in range(generations):
@@ -135,9 +147,9 @@ def measure(sizes: tuple[int, ...], generations: int, seed: int) -> dict[tuple[i
     return out
 
 
-def profile(size: int, seed: int) -> None:
+def profile(size: int, env: str, seed: int) -> None:
     with tempfile.TemporaryDirectory(prefix="population_rollout_") as tmp:
-        runner = build(Path(tmp), size, seed)
+        runner = build(Path(tmp), size, env, seed)
         try:
             for path in PATHS:
                 profiler = cProfile.Profile()
@@ -153,22 +165,24 @@ def profile(size: int, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 10, 40 and one timed generation")
-    parser.add_argument("--generations", type=int, default=4, help="timed generations per N and path")
+    parser.add_argument("--generations", type=int, default=6, help="timed generations per N and path")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile a generation at this N")
+    parser.add_argument("--env", choices=sorted(SETUPS), default="battalion", help="which shipped league")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
     sizes = (10, 40) if args.quick else (10, 100)
     generations = 1 if args.quick else args.generations
-    steps = ROUNDS * ENVS * STEPS_PER_CALL
+    _, label, envs, steps_per_call = SETUPS[args.env]
+    steps = ROUNDS * envs * steps_per_call
     print(
-        f"battalion 2v2 league (3 learners), local backend, 1 worker x {ENVS} games, "
+        f"{label} league (3 learners), local backend, 1 worker x {envs} games, "
         f"{steps} env steps per learner and generation; median of {generations} generation(s); "
         f"load average {os.getloadavg()[0]:.2f}"
     )
     if args.profile:
-        profile(args.profile, args.seed)
-    rows = measure(sizes, generations, args.seed)
+        profile(args.profile, args.env, args.seed)
+    rows = measure(sizes, generations, args.env, args.seed)
     print(f"{'members':>8} {'path':>11} {'train s/gen':>12} {'games':>6} {'opponents':>10} {'env steps':>10}")
     print("(median per generation; games: finished training games; opponents: distinct ones among them)")
     med: dict[tuple[int, str], float] = {}
@@ -177,7 +191,10 @@ def main() -> None:
         games = int(statistics.median(r[1] for r in runs))
         opponents = int(statistics.median(r[2] for r in runs))
         env_steps = int(statistics.median(r[3] for r in runs))
-        print(f"{n:>8} {path:>11} {med[(n, path)]:>12.2f} {games:>6} {opponents:>10} {env_steps:>10}")
+        each = " ".join(f"{r[0]:.2f}" for r in runs)
+        print(
+            f"{n:>8} {path:>11} {med[(n, path)]:>12.2f} {games:>6} {opponents:>10} {env_steps:>10}   [{each}]"
+        )
     small, large = sizes
     for path in ("banked", "per-policy"):
         ratio = med[(large, path)] / med[(small, path)]

@@ -5,11 +5,13 @@ own rows costs one round of small torch calls per distinct opponent per step, so
 grows with the population. A :class:`PolicyBank` stacks the actor parameters of frozen
 :class:`~light_league.algorithms.mappo.policy.MAPPOPolicy` s that share an architecture
 (``(P, in, out)`` weights, ``(P, out)`` biases and LayerNorm affines) and evaluates rows of any
-of them together: rows are grouped by policy into chunks, each chunk gathers its policy's
-parameters, and every layer runs as one batched matrix product. The arithmetic is the policy's
+of them together: rows are grouped by policy into padded chunks of one policy each, and every
+layer runs as batched matrix products over the chunks (the first chunk of every policy reads the
+stacked parameters in place; further chunks of busy policies gather theirs). The arithmetic is the policy's
 own (same layers, same masking, same log-softmax, LayerNorm as normalise-then-multiply-add, as
-the fused CPU kernel does it), so on CPU the log-probabilities equal the per-policy ones bit for
-bit (the test asks for 1e-6, which another BLAS or kernel build keeps).
+the fused CPU kernel does it), so the log-probabilities equal the per-policy ones to float32
+rounding: mostly bit for bit, at most an ulp or so apart where the matrix-product kernel picks
+another blocking for a padded chunk than for the policy's own rows (the test asks for 1e-6).
 
 :class:`BankedPolicy` is one member of a bank; it satisfies the ``Policy`` protocol on its own,
 and :func:`policy_log_probs` (what the episode loop calls) groups the rows of all members of a
@@ -60,6 +62,7 @@ class PolicyBank:
         #: layers as (kind, stacked parameters): "linear" (W^T (P, in, out), b (P, out)),
         #: "layernorm" (w (P, d), b (P, d), eps), "relu", "tanh"
         self._layers: list[tuple[str, tuple[Any, ...]]] = []
+        self.params = sum(m.weight.numel() for m in first.actor if isinstance(m, nn.Linear))
         with torch.no_grad():
             for i, module in enumerate(first.actor):
                 if isinstance(module, (nn.Linear, nn.LayerNorm)):
@@ -82,68 +85,123 @@ class PolicyBank:
     ) -> np.ndarray:
         """(N, A) log-probabilities of row ``n`` under policy ``slots[n]`` (``-inf`` where masked).
 
-        Rows are sorted by policy and cut into equal chunks of one policy each (the last chunk of
-        a policy padded with zeros); every layer is then one batched product over the chunks,
-        with each chunk's parameters gathered once. A chunk's matrix product is the same
-        product the policy computes on its own rows, so the linear layers agree bit for bit.
+        Rows are grouped by policy into chunks of one policy each, padded with zero rows, and
+        every layer is one batched matrix product per block of chunks (:class:`_Layout`).
         """
         slots = np.asarray(slots, dtype=np.int64)
-        n = slots.size
         x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
         if self.add_agent_id:
             x = torch.cat([x, self._eye[torch.from_numpy(np.asarray(agent_idx, dtype=np.int64))]], dim=-1)
-        chunk, pos, chunk_slot = _chunks(slots)
-        c = int(pos.max()) + 1 if n else 1
-        h = x.new_zeros((chunk_slot.size, c, x.shape[1]))
-        row_chunk, row_pos = torch.from_numpy(chunk), torch.from_numpy(pos)
-        h[row_chunk, row_pos] = x
-        g = torch.from_numpy(chunk_slot)
+        layout = _Layout(slots, self.size, self.params)
+        logits = x.new_empty((slots.size, self.num_actions))
+        for rows, chunk, pos, chunk_slot in layout.blocks():
+            sel = torch.from_numpy(rows)
+            where = torch.from_numpy(chunk), torch.from_numpy(pos)
+            h = x.new_zeros((self.size if chunk_slot is None else chunk_slot.size, layout.size, x.shape[1]))
+            h[where] = x[sel]
+            logits[sel] = self._forward(h, None if chunk_slot is None else torch.from_numpy(chunk_slot))[
+                where
+            ]
+        m = torch.from_numpy(np.ascontiguousarray(mask, dtype=bool))
+        logp = torch.log_softmax(logits.masked_fill(~m, ILLEGAL_LOGIT), dim=-1)
+        return logp.masked_fill(~m, float("-inf")).numpy()
+
+    def _forward(self, h: torch.Tensor, pick: torch.Tensor | None) -> torch.Tensor:
+        """The actor on chunks ``h`` (C, size, in); chunk ``c`` is policy ``pick[c]`` (or ``c``)."""
         for kind, params in self._layers:
+            if kind in ("linear", "layernorm"):
+                w, b = params[0], params[1]
+                if pick is not None:
+                    w, b = w.index_select(0, pick), b.index_select(0, pick)
             if kind == "linear":
-                w, b = params
-                h = torch.baddbmm(b[g].unsqueeze(1), h, w[g])
+                h = torch.baddbmm(b.unsqueeze(1), h, w)
             elif kind == "layernorm":
-                w, b, shape, eps = params
                 # the fused kernel's arithmetic: normalise, then one multiply-add with the affine
-                _, mean, rstd = torch.native_layer_norm(h, shape, None, None, eps)
-                h = torch.addcmul(b[g].unsqueeze(1), (h - mean) * rstd, w[g].unsqueeze(1))
+                _, mean, rstd = torch.native_layer_norm(h, params[2], None, None, params[3])
+                h = torch.addcmul(b.unsqueeze(1), (h - mean) * rstd, w.unsqueeze(1))
             elif kind == "relu":
                 h = torch.relu(h)
             else:
                 h = torch.tanh(h)
-        logits = h[row_chunk, row_pos]
-        m = torch.from_numpy(np.ascontiguousarray(mask, dtype=bool))
-        logp = torch.log_softmax(logits.masked_fill(~m, ILLEGAL_LOGIT), dim=-1)
-        return logp.masked_fill(~m, float("-inf")).numpy()
+        return h
+
+
+#: the layout's cost model, seconds per unit (rough, from the 2-core development machine): a
+#: parameter read by a matrix product, a multiply-add, a parameter copied by a gather, and the
+#: fixed cost of a block of chunks (its dozen torch calls)
+READ_S, MAC_S, GATHER_S, BLOCK_S = 0.4e-9, 0.07e-9, 0.5e-9, 150e-6
+
+#: the smallest chunk: a one-row matrix product takes another kernel path (a matrix-vector
+#: product) whose sums round differently from the policy's own product
+MIN_CHUNK = 2
+
+Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
+
+
+class _Layout:
+    """Where each row goes, in chunks of ``size`` rows of one policy each, in up to two blocks:
+
+    * the **bank block** (when ``in_bank`` > 0): chunk ``p`` holds the first ``size`` rows of
+      slot ``p``; the stacked parameters are used in place, nothing is copied, but every
+      policy of the bank is computed;
+    * the **extra block**: the other rows, in chunks of one slot each, whose parameters are
+      gathered.
+
+    ``size`` (a power of two, at least :data:`MIN_CHUNK`) and whether there is a bank block minimise the cost model
+    (:data:`READ_S` ...): a bank block pays when rows spread over most of a large bank, gathered
+    chunks when a few policies hold the rows.
+    """
+
+    def __init__(
+        self, slots: np.ndarray, bank_size: int, params: int, *, choice: tuple[int, int] | None = None
+    ) -> None:
+        """``choice``: ``(size, in_bank)`` instead of the cheapest (tests use it)."""
+        self.slots = slots
+        n = slots.size
+        counts = np.bincount(slots, minlength=bank_size)
+        largest = max(int(counts.max()) if n else 1, 1)
+        best = (float("inf"), 1, 0) if choice is None else (0.0, *choice)
+        size = largest if choice is not None else MIN_CHUNK
+        while choice is None:
+            item = params * (READ_S + size * MAC_S)  # one chunk through the layers
+            for in_bank in (0, size):
+                extra = int((-(-np.maximum(counts - in_bank, 0) // size)).sum())
+                cost = (bank_size * item + BLOCK_S) if in_bank else 0.0
+                if extra:
+                    cost += extra * (item + params * GATHER_S) + BLOCK_S
+                if cost < best[0]:
+                    best = (cost, size, in_bank)
+            if size >= largest:
+                break
+            size *= 2
+        _, self.size, self.in_bank = best
+        self.counts = counts
+        order = np.argsort(slots, kind="stable")
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self.rank = np.empty(n, dtype=np.int64)
+        self.rank[order] = np.arange(n) - start[slots[order]]
+
+    def blocks(self) -> list[Block]:
+        """``(rows, chunk, position, chunk_slot)`` per block; ``chunk_slot`` None for the bank block."""
+        out: list[Block] = []
+        in_bank = self.rank < self.in_bank
+        if in_bank.any():
+            rows = np.flatnonzero(in_bank)
+            out.append((rows, self.slots[rows], self.rank[rows], None))
+        if not in_bank.all():
+            rows = np.flatnonzero(~in_bank)
+            over = self.rank[rows] - self.in_bank
+            per_slot = -(-np.maximum(self.counts - self.in_bank, 0) // self.size)
+            first = np.concatenate([[0], np.cumsum(per_slot)[:-1]])
+            chunk = first[self.slots[rows]] + over // self.size
+            out.append((rows, chunk, over % self.size, np.repeat(np.arange(self.counts.size), per_slot)))
+        return out
 
 
 def _param(module: nn.Module, name: str) -> torch.Tensor:
     value = getattr(module, name)
     assert isinstance(value, torch.Tensor)
     return value.detach()
-
-
-def _chunks(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Chunk and position of each row, and each chunk's slot: rows of one slot fill its chunks.
-
-    The chunk size is the mean number of rows per slot present (at least 1), so padding is at
-    most one partial chunk per slot.
-    """
-    n = slots.size
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.argsort(slots, kind="stable")
-    present, start, counts = np.unique(slots[order], return_index=True, return_counts=True)
-    size = max(1, -(-n // present.size))
-    group = np.repeat(np.arange(present.size), counts)
-    rank = np.arange(n) - start[group]
-    per_slot = -(-counts // size)
-    first_chunk = np.concatenate([[0], np.cumsum(per_slot)[:-1]])
-    chunk = np.empty(n, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
-    chunk[order] = first_chunk[group] + rank // size
-    pos[order] = rank % size
-    return chunk, pos, np.repeat(present, per_slot)
 
 
 class BankedPolicy:

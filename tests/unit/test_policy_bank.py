@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.rollout import policy_bank
 from light_league.rollout.policy_bank import BankedPolicy, PolicyBank, build_banks, policy_log_probs
 
 DIMS = {"obs_dim": 7, "state_dim": 9, "num_actions": 5, "team_size": 3}
@@ -45,6 +48,28 @@ def test_batched_log_probs_equal_per_policy_log_probs(arch: dict[str, object]) -
         sel = slots == s
         want = policy.log_probs(obs[sel], mask[sel], idx[sel])
         assert np.array_equal(np.isinf(got[sel]), ~mask[sel])
+        np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("size", "in_bank"), [(2, 2), (2, 0), (4, 4), (16, 0), (16, 16), (None, None)])
+def test_every_row_layout_gives_the_per_policy_log_probs(
+    monkeypatch: pytest.MonkeyPatch, size: int | None, in_bank: int | None
+) -> None:
+    policies = [make(s) for s in range(12)]
+    bank = PolicyBank(policies)
+    rng = np.random.default_rng(5)
+    # one busy policy, the rest spread thinly: every layout has full and padded chunks
+    slots = np.where(rng.random(400) < 0.5, 3, rng.integers(0, 12, 400))
+    if size is not None:
+        forced = functools.partial(policy_bank._Layout, choice=(size, in_bank))
+        monkeypatch.setattr(policy_bank, "_Layout", forced)
+        kinds = [block[3] is None for block in forced(slots, 12, bank.params).blocks()]
+        assert kinds == ([True, False] if in_bank else [False])
+    obs, mask, idx = rows(400, 6)
+    got = bank.log_probs(slots, obs, mask, idx)
+    for s, policy in enumerate(policies):
+        sel = slots == s
+        want = policy.log_probs(obs[sel], mask[sel], idx[sel])
         np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], rtol=0, atol=1e-6)
 
 
