@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from scipy.special import expit
 
 from light_league.errors import CorruptFileError
@@ -112,7 +113,7 @@ def bradley_terry_ratings(
         curvature = w.sum(axis=1) + prior_games * q * (1.0 - q)
         hess = np.diag(curvature[free]) - w[np.ix_(free, free)]  # minus the Hessian: positive definite
         step = np.zeros(n)
-        step[free] = np.linalg.solve(hess, grad[free])
+        step[free] = scipy.linalg.solve(hess, grad[free], assume_a="pos")
         t = 1.0
         while True:
             trial = s + t * step
