@@ -1,7 +1,8 @@
-"""The pure episode loop: batched games between policies, one forward pass per policy per step.
+"""The pure episode loop: batched games between policies, one forward pass per policy (or bank) per step.
 
 :class:`EpisodeLoop` owns one :class:`~envs.base.BatchedEnv` and keeps its games running across
-calls, so episodes longer than one call are not cut short. Two uses:
+calls, so episodes longer than one call are not cut short, and a game keeps the opponent and
+seat it was drawn with until it ends, whatever later calls' distributions say. Two uses:
 
 * :meth:`EpisodeLoop.collect` — a learner plays ``num_steps`` batched steps against opponents
   sampled per episode from a distribution; returns a :class:`SampleBatch` of the learner's
@@ -9,8 +10,10 @@ calls, so episodes longer than one call are not cut short. Two uses:
 * :meth:`EpisodeLoop.evaluate` — fixed pairings play a quota of episodes each, in one batch.
 
 Every game ``b`` has a policy per seat. Each step, all agents that one policy controls (across
-all games) go through that policy in one call; actions are sampled here with Gumbel-max from a
-seeded numpy generator, so a run is reproducible under its seed.
+all games) go through that policy in one call, and all agents of the members of one
+:class:`~light_league.rollout.policy_bank.PolicyBank` through the bank in one call; actions are
+sampled here with Gumbel-max from a seeded numpy generator, so a run is reproducible under its
+seed.
 """
 
 from __future__ import annotations
