@@ -106,7 +106,11 @@ class SyntheticTraining(TrainingManager):
         self.model = model
 
     def run(
-        self, tasks: list[TrainingTask], progress: Callable[[int], None] | None = None
+        self,
+        tasks: list[TrainingTask],
+        progress: Callable[[int], None] | None = None,
+        *,
+        generation: int = 0,
     ) -> TrainingOutcome:
         out = TrainingOutcome()
         for task in tasks:

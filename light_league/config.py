@@ -74,7 +74,7 @@ class ExecutionSection(Section):
     max_worker_restarts: int = Field(3, ge=0, le=1000)
     """Times a dead rollout worker is replaced before the run fails."""
     policy_cache_size: int = Field(16, ge=1, le=10_000)
-    """Frozen policies a worker keeps loaded (least recently used are dropped)."""
+    """Policies a worker keeps loaded at least (least recently used dropped first); every policy a round needs stays loaded, so the whole frozen population does when the tasks span it."""
     object_store_mb: int = Field(256, ge=64, le=1_000_000)
     """Object store size for a locally started Ray instance."""
 

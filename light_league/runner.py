@@ -130,7 +130,7 @@ class Runner:
             tasks = self.scheduler.next_tasks(self.agents)
         with self.console.generation_progress(gen, sum(t.env_steps for t in tasks), 0) as progress:
             with timer("train"):
-                outcome = self.training.run(tasks, progress.advance_train)
+                outcome = self.training.run(tasks, progress.advance_train, generation=gen)
                 self.agents.record_training(outcome.results, outcome.env_steps)
             with timer("snapshot"):
                 self._apply(self.scheduler.after_training(self.agents))
@@ -206,7 +206,8 @@ class Runner:
             "nash": dict(zip(stats.ids, [round(p, 6) for p in stats.nash.tolist()])),
             "nash_entropy": stats.nash_entropy,
             **_meta_record(stats),
-            "elo": {k: round(v, 2) for k, v in stats.elo.items()},
+            "rating": {k: round(v, 2) for k, v in stats.rating.items()},
+            "elo_sequential": {k: round(v, 2) for k, v in stats.elo.items()},
             "diversity": stats.diversity,
             "games": dict(self.agents.games_this_generation),
             "tasks": [
@@ -225,7 +226,7 @@ class Runner:
         }
         if self.last_nash_conv is not None:
             record["nash_conv"] = self.last_nash_conv
-        record["newest"] = newest_entries(snapshot, record["elo"])
+        record["newest"] = newest_entries(snapshot, record["rating"])
         self.logger.log_payoff(snapshot)
         self.logger.log_scalars(self._scalars(record, outcome, stats), gen)
         self.logger.flush()
@@ -247,8 +248,10 @@ class Runner:
             out["league/diversity_score"] = float(stats.diversity)
         if self.last_nash_conv is not None:
             out["league/nash_conv"] = self.last_nash_conv
+        for agent, rating in stats.rating.items():
+            out[f"rating/{agent}"] = rating
         for agent, rating in stats.elo.items():
-            out[f"elo/{agent}"] = rating
+            out[f"elo_sequential/{agent}"] = rating
         for lid, metrics in outcome.metrics.items():
             for k, v in metrics.items():
                 out[f"train/{lid}/{k}"] = v

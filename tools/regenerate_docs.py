@@ -160,7 +160,7 @@ def render_league_run_table(data: Path) -> str:
             f"{r['env_steps']:,}",
             str(len(r["population"])),
             main.split("-")[-1],
-            rating(r["elo"].get(main)),
+            rating(r.get("rating", r.get("elo", {})).get(main)),
             *(fraction(rates.get(b)) for b in BASELINES),
             mixture,
             fraction(r["nash_entropy"]),
@@ -174,11 +174,19 @@ def render_league_run_console(data: Path) -> str:
     records = _jsonl(data / "generations.jsonl")
     record = dict(records[-1])
     if "newest" not in record:  # runs before the field existed: the same entries from the payoff file
-        record["newest"] = newest_entries(_snapshot(data / "last_payoff.json"), record["elo"])
+        record["newest"] = newest_entries(
+            _snapshot(data / "last_payoff.json"), record.get("rating", record.get("elo", {}))
+        )
     body = "\n".join(summary_lines(record["generation"], record, top_k=4))
     return (
         f"```\n{body}\n```\n\n(generation {record['generation']}, the last of the measured `league.yaml` run, "
-        f"`logging.console=plain`, `summary_top_k=4`. {_provenance(data)})"
+        f"`logging.console=plain`, `summary_top_k=4`."
+        + (
+            ""
+            if "rating" in records[-1]
+            else " That run predates the fitted rating: its column shows the sequential Elo."
+        )
+        + f" {_provenance(data)})"
     )
 
 

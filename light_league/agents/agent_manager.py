@@ -2,7 +2,8 @@
 
 It owns the :class:`~light_league.league.AgentPool` (frozen members), the match log, the
 evaluation :class:`PayoffTable`, AlphaStar's decayed win-rate estimates of training games (which
-gate snapshots and weight PFSP), Elo, behaviour diversity and the Nash mixture. It is the
+gate snapshots and weight PFSP), the ratings (a Bradley-Terry fit of the evaluation games, and the
+sequential Elo beside it), behaviour diversity and the Nash mixture. It is the
 scheduler's read-only :class:`~light_league.scheduling.task_scheduler.LeagueView`.
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 from light_league.agents.payoff_table import PayoffTable
 from light_league.config_base import Section
 from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
-from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry
+from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry, bradley_terry_ratings
 from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, checked_mixture
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
@@ -41,8 +42,11 @@ class LeagueStats:
     games: np.ndarray
     nash: np.ndarray
     nash_entropy: float
+    #: sequential Elo (game by game, order-dependent): a secondary figure
     elo: dict[str, float]
     diversity: float | None
+    #: the rating: Elo from a Bradley-Terry fit over all rated games (order-independent)
+    rating: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     #: the meta-strategy (the configured meta-solver's mixture; equal to ``nash`` by default)
     meta: np.ndarray | None = None
@@ -202,6 +206,7 @@ class AgentManager:
                 "generation": self._generation,
                 "kind": kind,
                 "session": self.session,
+                **({"drawn_generation": r.drawn_generation} if kind == "train" else {}),
             }
             for r in results
         ]
@@ -285,6 +290,7 @@ class AgentManager:
             ci_low=low,
             ci_high=high,
             stability=stability,
+            rating=self.ratings(ids),
         )
 
     def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
@@ -312,6 +318,19 @@ class AgentManager:
         order = np.argsort(-priority, axis=None, kind="stable")
         rows, cols = np.unravel_index(order, priority.shape)
         return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist()) if priority[i, j] > 0.0]
+
+    def ratings(self, ids: list[str]) -> dict[str, float]:
+        """Fitted Elo of ``ids``: Bradley-Terry over every evaluation (and exact) game so far.
+
+        Every agent ever rated takes part (a member evicted from the pool still anchors those it
+        played); baselines keep their fixed ratings.
+        """
+        everyone = list(dict.fromkeys([*self.payoff_table.agents(), *ids]))
+        scores, games = self.payoff_table.scores(everyone)
+        fixed = np.array([self.elo.baselines.get(a, np.nan) for a in everyone], dtype=np.float64)
+        fitted = bradley_terry_ratings(scores, games, fixed, prior_rating=self.elo.initial_rating)
+        wanted = set(ids)
+        return {a: float(r) for a, r in zip(everyone, fitted.tolist()) if a in wanted}
 
     def advance(self) -> None:
         self._generation += 1

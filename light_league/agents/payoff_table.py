@@ -83,6 +83,20 @@ class PayoffTable:
         np.fill_diagonal(games, 0.0)
         return rates, games
 
+    def agents(self) -> list[str]:
+        """Every agent that has a pairing in the table, in order of first appearance."""
+        return list(self._index)
+
+    def scores(self, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, games)`` over ``ids``, both seats: ``scores[i, j]`` is ``i``'s total outcome
+        against ``j`` (what a Bradley-Terry fit reads), ``games[i, j]`` their games (symmetric)."""
+        sums, counts = self._sub(ids)
+        games = counts + counts.T
+        scores = sums + counts.T - sums.T
+        np.fill_diagonal(games, 0.0)
+        np.fill_diagonal(scores, 0.0)
+        return scores, games
+
     def missing(self, ids: list[str]) -> list[tuple[str, str]]:
         """Unplayed pairs ``(ids[i], ids[j])``, ``i < j``, in row-major order."""
         _, counts = self._sub(ids)

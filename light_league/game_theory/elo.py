@@ -10,6 +10,20 @@ change, whatever they play. :data:`DEFAULT_BASELINES` holds the battalion enviro
 ``random`` at 800 and scripted levels 1 to 5 at 1000, 1100, 1200, 1300 and 1400. Agents that have
 not played yet start at ``initial_rating`` (1000, the level-1 bot).
 
+Two ways to compute it:
+
+* :func:`bradley_terry_ratings` — the **rating** the league reports: a maximum-likelihood
+  Bradley-Terry fit on the Elo scale over all games so far, from aggregated pair counts, with
+  the baselines held at their fixed ratings. A draw counts as half a win and half a loss (the
+  half-credit formulation: the likelihood of a game with score ``s`` is
+  ``E ** s * (1 - E) ** (1 - s)``). It depends only on the pair counts, never on the order of the
+  games. Every rated agent also plays ``prior_games`` (default 1) virtual draws against a
+  virtual opponent rated ``prior_rating`` (1000): a weak prior that keeps the rating of an agent
+  with all wins or all losses finite, and fixes the scale's origin when there are no baselines.
+  Against 16 real games per pair it moves a rating by a few points at most.
+* :class:`EloRegistry` — the classic sequential update below, game by game in the order the games
+  finished (kept as a secondary figure: it depends on that order).
+
 Note that Elo assumes transitive strength; on cyclic (rock-paper-scissors-like) populations it
 hides the cycle, so read it beside the Nash mixture.
 """
@@ -21,6 +35,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import scipy.linalg
+from scipy.special import expit
 
 from light_league.errors import CorruptFileError
 from light_league.utils.atomic import atomic_write_json, read_json
@@ -41,6 +59,82 @@ ELO_SCALE = 400.0
 def expected_score(rating: float, opponent_rating: float) -> float:
     """Probability-like expected score of a player rated ``rating`` against ``opponent_rating``."""
     return 1.0 / (1.0 + 10.0 ** ((opponent_rating - rating) / ELO_SCALE))
+
+
+#: virtual draws each rated agent plays against a ``prior_rating`` opponent in the fit
+PRIOR_GAMES = 1.0
+_NATURAL = math.log(10.0) / ELO_SCALE  #: Elo points -> natural log-odds
+
+
+def bradley_terry_ratings(
+    scores: np.ndarray,
+    games: np.ndarray,
+    fixed: np.ndarray,
+    *,
+    prior_games: float = PRIOR_GAMES,
+    prior_rating: float = 1000.0,
+    tol: float = 1e-9,
+    max_iter: int = 200,
+) -> np.ndarray:
+    """Maximum-likelihood Elo ratings (Bradley-Terry, 400-point base-10 scale) of ``n`` agents.
+
+    ``scores[i, j]``: ``i``'s total score against ``j`` over all their games, both seats (a win 1,
+    a draw 0.5); ``games[i, j]``: the number of those games, so ``scores + scores.T == games``.
+    ``fixed[i]``: ``i``'s fixed rating, NaN for an agent to rate. Each rated agent gets
+    ``prior_games`` virtual draws against a ``prior_rating`` opponent (module docstring). The
+    log-likelihood is concave; Newton's method with step halving maximises it until no rating
+    moves by more than ``tol`` points.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    games = np.asarray(games, dtype=np.float64)
+    fixed = np.asarray(fixed, dtype=np.float64)
+    n = fixed.shape[0]
+    if scores.shape != (n, n) or games.shape != (n, n):
+        raise ValueError(
+            f"scores and games must be ({n}, {n}) like fixed, got {scores.shape} and {games.shape}"
+        )
+    if (games < 0).any() or (scores < -1e-9).any() or (scores > games + 1e-9).any():
+        raise ValueError("need 0 <= scores <= games for every pair")
+    if not np.allclose(games, games.T):
+        raise ValueError("games must be symmetric (games[i, j] counts the games between i and j)")
+    if not prior_games > 0.0:
+        raise ValueError(f"prior_games must be positive (it keeps all-win ratings finite), got {prior_games}")
+    free = np.isnan(fixed)
+    s = np.where(free, prior_rating, fixed) * _NATURAL
+    if not free.any():
+        return s / _NATURAL
+    s0 = prior_rating * _NATURAL
+    loglik = _bt_loglik(s, scores, games, prior_games, s0, free)
+    for _ in range(max_iter):
+        p = expit(s[:, None] - s[None, :])
+        q = expit(s - s0)
+        grad = (scores - games * p).sum(axis=1) + prior_games * (0.5 - q)
+        w = games * p * (1.0 - p)
+        curvature = w.sum(axis=1) + prior_games * q * (1.0 - q)
+        hess = np.diag(curvature[free]) - w[np.ix_(free, free)]  # minus the Hessian: positive definite
+        step = np.zeros(n)
+        step[free] = scipy.linalg.solve(hess, grad[free], assume_a="pos")
+        t = 1.0
+        while True:
+            trial = s + t * step
+            new = _bt_loglik(trial, scores, games, prior_games, s0, free)
+            if new >= loglik - 1e-12 * abs(loglik) or t < 1e-6:
+                break
+            t *= 0.5
+        s, loglik = trial, new
+        if np.abs(t * step).max() / _NATURAL < tol:
+            break
+    return s / _NATURAL
+
+
+def _bt_loglik(
+    s: np.ndarray, scores: np.ndarray, games: np.ndarray, prior_games: float, s0: float, free: np.ndarray
+) -> float:
+    d = s[:, None] - s[None, :]
+    # log sigma(d) = -log(1 + e^-d); scores[i, j] counts i's score, each ordered pair once
+    data = -(scores * np.logaddexp(0.0, -d)).sum()
+    prior = -0.5 * prior_games * (np.logaddexp(0.0, s0 - s[free]) + np.logaddexp(0.0, s[free] - s0)).sum()
+    return float(data + prior)
 
 
 def elo_delta(

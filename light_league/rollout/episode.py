@@ -1,7 +1,8 @@
-"""The pure episode loop: batched games between policies, one forward pass per policy per step.
+"""The pure episode loop: batched games between policies, one forward pass per policy (or bank) per step.
 
 :class:`EpisodeLoop` owns one :class:`~envs.base.BatchedEnv` and keeps its games running across
-calls, so episodes longer than one call are not cut short. Two uses:
+calls, so episodes longer than one call are not cut short, and a game keeps the opponent and
+seat it was drawn with until it ends, whatever later calls' distributions say. Two uses:
 
 * :meth:`EpisodeLoop.collect` — a learner plays ``num_steps`` batched steps against opponents
   sampled per episode from a distribution; returns a :class:`SampleBatch` of the learner's
@@ -9,8 +10,10 @@ calls, so episodes longer than one call are not cut short. Two uses:
 * :meth:`EpisodeLoop.evaluate` — fixed pairings play a quota of episodes each, in one batch.
 
 Every game ``b`` has a policy per seat. Each step, all agents that one policy controls (across
-all games) go through that policy in one call; actions are sampled here with Gumbel-max from a
-seeded numpy generator, so a run is reproducible under its seed.
+all games) go through that policy in one call, and all agents of the members of one
+:class:`~light_league.rollout.policy_bank.PolicyBank` through the bank in one call; actions are
+sampled here with Gumbel-max from a seeded numpy generator, so a run is reproducible under its
+seed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 from envs.base import BatchedEnv, BatchStep
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.data_buffer.episode import SampleBatch
+from light_league.rollout.policy_bank import policy_log_probs
 
 #: per-policy cap on the behaviour samples kept for diversity embeddings
 BEHAVIOUR_SAMPLES = 4096
@@ -37,6 +41,9 @@ class MatchResult:
     player_seat: int
     outcome: float  #: focal player's result in [0, 1]
     player_return: float
+    #: training games: the generation whose opponent distribution drew this game's opponent (a
+    #: game in progress keeps its opponent across generations, so it may end in a later one)
+    drawn_generation: int = 0
 
 
 @dataclass
@@ -94,14 +101,19 @@ class EpisodeLoop:
         self._seat_of = self.spec.seat_of()  # (N,)
         self._team_idx = self.spec.index_in_team()
         self._step: BatchStep | None = None
-        self._key: object = None
-        # per game (collect): seat of the learner and opponent index; the learner's agents (B, K)
-        # and each agent's policy (B, N: 0 = learner, 1 + o = opponent o), kept in step by _assign
+        self._owner: str | None = None  #: the learner whose games are in progress (collect)
+        # every opponent id this loop has drawn, by slot (ids, not positions in a caller's list,
+        # so a game keeps its opponent when the distribution changes)
+        self._opp_ids: list[str] = []
+        self._opp_index: dict[str, int] = {}
+        # per game (collect): seat of the learner, opponent slot and the generation that drew it;
+        # the learner's agents (B, K) and each agent's policy (B, N: 0 = learner, 1 + slot =
+        # opponent), kept in step by _assign
         self._learner_seat = np.zeros(env.num_envs, dtype=np.int64)
         self._opponent = np.zeros(env.num_envs, dtype=np.int64)
+        self._drawn = np.zeros(env.num_envs, dtype=np.int64)
         self._learner_agents = self._seats[self._learner_seat]
         self._agent_policy = np.zeros((env.num_envs, self.spec.n_agents), dtype=np.int64)
-        self._opponent_cdf = np.ones(1)
 
     # ------------------------------------------------------------------ helpers
     def _restart(self) -> BatchStep:
@@ -114,25 +126,38 @@ class EpisodeLoop:
         step: BatchStep,
         active: np.ndarray,
         agent_policy: np.ndarray,
-        policies: Sequence[Policy],
+        policies: Sequence[Policy | None],
         behaviour: list[Behaviour] | None = None,
     ) -> np.ndarray:
-        """Actions (B, N) for the ``active`` agents; ``agent_policy`` (B, N) indexes ``policies``."""
+        """Actions (B, N) for the ``active`` agents; ``agent_policy`` (B, N) indexes ``policies``.
+
+        The log-probabilities of all rows are computed first (one call per policy, or one per
+        :class:`~light_league.rollout.policy_bank.PolicyBank` for banked policies), then every row
+        is sampled in one draw.
+        """
         actions = np.zeros(active.shape, dtype=np.int64)
-        present = np.bincount(agent_policy[active], minlength=len(policies))
-        for p in np.flatnonzero(present).tolist():
-            rows_b, rows_i = np.nonzero(active & (agent_policy == p))
-            logp = policies[p].log_probs(
-                step.obs[rows_b, rows_i], step.action_mask[rows_b, rows_i], self._team_idx[rows_i]
-            )
-            chosen = sample_actions(np.asarray(logp), self.rng)
-            actions[rows_b, rows_i] = chosen
-            if behaviour is not None:
-                pos = step.positions[rows_b, rows_i] if step.positions is not None else None
-                behaviour[p].add(chosen, pos)
+        rows_b, rows_i = np.nonzero(active)
+        if rows_b.size == 0:
+            return actions
+        which = agent_policy[rows_b, rows_i]
+        obs, mask = step.obs[rows_b, rows_i], step.action_mask[rows_b, rows_i]
+        logp = policy_log_probs(policies, which, obs, mask, self._team_idx[rows_i])
+        chosen = sample_actions(logp, self.rng)
+        actions[rows_b, rows_i] = chosen
+        if behaviour is not None:
+            for p in np.unique(which).tolist():
+                sel = which == p
+                pos = step.positions[rows_b[sel], rows_i[sel]] if step.positions is not None else None
+                behaviour[p].add(chosen[sel], pos)
         return actions
 
     # ------------------------------------------------------------------ training
+    def opponents_in_use(self) -> list[str]:
+        """Ids of the opponents of the games in progress (a caller must pass their policies on)."""
+        if self._step is None:
+            return []
+        return [self._opp_ids[o] for o in np.unique(self._opponent).tolist()]
+
     def collect(
         self,
         learner: TrainablePolicy,
@@ -143,24 +168,23 @@ class EpisodeLoop:
         learner_id: str = "learner",
         learner_seat: int | None = None,
         policy_version: int = 0,
+        generation: int = 0,
     ) -> RolloutResult:
-        """Play ``num_steps`` batched steps of ``learner`` against opponents drawn per episode."""
-        opp_ids = list(opponents)
-        weights = np.array([probs.get(o, 0.0) for o in opp_ids], dtype=np.float64)
-        if not opp_ids or weights.sum() <= 0:
-            raise ValueError(f"collect needs opponents with positive probability, got {dict(probs)}")
-        weights = weights / weights.sum()
-        key = (learner_id, tuple(opp_ids), tuple(np.round(weights, 12)), learner_seat)
-        cdf = weights.cumsum()
-        cdf /= cdf[-1]  # what Generator.choice(p=weights) draws from, without its per-call checks
-        step = self._step
-        if step is None or key != self._key:
-            step = self._restart()
-            self._key = key
-            self._assign(np.ones(self.env.num_envs, dtype=bool), cdf, learner_seat)
+        """Play ``num_steps`` batched steps of ``learner`` against opponents drawn per episode.
 
+        Games in progress continue from the previous call with the opponent and seat they were
+        drawn with, whatever ``probs`` says now; only games that start in this call draw from
+        ``probs`` (and are stamped with ``generation``). ``opponents`` holds the policies of every
+        id with positive probability and of every id in :meth:`opponents_in_use`.
+        """
+        cdf, draw_ids = self._opponent_cdf(opponents, probs)
+        step = self._step
+        if step is None or self._owner != learner_id:
+            step = self._restart()
+            self._owner = learner_id
+            self._assign(np.ones(self.env.num_envs, dtype=bool), cdf, draw_ids, learner_seat, generation)
+        policies = self._collect_policies(learner, opponents)
         rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
-        policies: list[Policy] = [learner, *(opponents[o] for o in opp_ids)]
         results: list[MatchResult] = []
         learner_rows = np.arange(self.env.num_envs)[:, None]
         for t in range(num_steps):
@@ -172,8 +196,9 @@ class EpisodeLoop:
             if step.done.any():
                 done_idx = np.flatnonzero(step.done)
                 rec.end_episodes(done_idx)
-                results.extend(self._results(step, done_idx, learner_id, opp_ids))
-                self._assign(step.done, cdf, learner_seat)
+                results.extend(self._results(step, done_idx, learner_id))
+                self._assign(step.done, cdf, draw_ids, learner_seat, generation)
+                policies = self._collect_policies(learner, opponents)
         self._step = step
         state = step.state[learner_rows, self._learner_agents].reshape(-1, self.spec.state_dim)
         boot = learner.values(state, np.tile(np.arange(self.spec.team_size), self.env.num_envs))
@@ -182,7 +207,39 @@ class EpisodeLoop:
         )
         return RolloutResult(batch, results, num_steps * self.env.num_envs, len(results))
 
-    def _act_opponents(self, step: BatchStep, policies: Sequence[Policy]) -> np.ndarray:
+    def _opponent_cdf(
+        self, opponents: Mapping[str, Policy], probs: Mapping[str, float]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The cumulative draw distribution and the opponent index (in ``_opp_ids``) of each entry."""
+        ids = [o for o, p in probs.items() if p > 0]
+        weights = np.array([probs[o] for o in ids], dtype=np.float64)
+        if not ids or not np.isfinite(weights).all():
+            raise ValueError(f"collect needs opponents with positive probability, got {dict(probs)}")
+        missing = [o for o in ids if o not in opponents]
+        if missing:
+            raise ValueError(f"collect got no policy for opponents {missing} of the distribution")
+        cdf = weights.cumsum()
+        cdf /= cdf[-1]  # what Generator.choice(p=weights) draws from, without its per-call checks
+        return cdf, np.array([self._opp_slot(o) for o in ids], dtype=np.int64)
+
+    def _opp_slot(self, opponent_id: str) -> int:
+        slot = self._opp_index.get(opponent_id)
+        if slot is None:
+            slot = self._opp_index[opponent_id] = len(self._opp_ids)
+            self._opp_ids.append(opponent_id)
+        return slot
+
+    def _collect_policies(self, learner: Policy, opponents: Mapping[str, Policy]) -> list[Policy | None]:
+        """Policy list for ``_act``: 0 the learner, ``1 + slot`` each opponent in play (else None)."""
+        policies: list[Policy | None] = [learner, *([None] * len(self._opp_ids))]
+        for slot in np.unique(self._opponent).tolist():
+            oid = self._opp_ids[slot]
+            if oid not in opponents:
+                raise ValueError(f"collect got no policy for {oid!r}, the opponent of games in progress")
+            policies[1 + slot] = opponents[oid]
+        return policies
+
+    def _act_opponents(self, step: BatchStep, policies: Sequence[Policy | None]) -> np.ndarray:
         """Actions (B, N) of the opponents' active agents (the learner's entries are left 0)."""
         return self._act(step, step.active & (self._agent_policy > 0), self._agent_policy, policies)
 
@@ -219,12 +276,20 @@ class EpisodeLoop:
             np.asarray(values),
         )
 
-    def _assign(self, games: np.ndarray, cdf: np.ndarray, learner_seat: int | None) -> None:
+    def _assign(
+        self,
+        games: np.ndarray,
+        cdf: np.ndarray,
+        draw_ids: np.ndarray,
+        learner_seat: int | None,
+        generation: int,
+    ) -> None:
         """Draw an opponent (from ``cdf``) and, unless fixed, the learner's seat for ``games``."""
         n = int(games.sum())
         if n == 0:
             return
-        self._opponent[games] = cdf.searchsorted(self.rng.random(n), side="right")
+        self._opponent[games] = draw_ids[cdf.searchsorted(self.rng.random(n), side="right")]
+        self._drawn[games] = generation
         if learner_seat is None:
             self._learner_seat[games] = self.rng.integers(0, 2, size=n)
         else:
@@ -234,17 +299,19 @@ class EpisodeLoop:
             self._seat_of[None, :] == self._learner_seat[:, None], 0, self._opponent[:, None] + 1
         )
 
-    def _results(
-        self, step: BatchStep, done_idx: np.ndarray, learner_id: str, opp_ids: list[str]
-    ) -> list[MatchResult]:
+    def _results(self, step: BatchStep, done_idx: np.ndarray, learner_id: str) -> list[MatchResult]:
         seats = self._learner_seat[done_idx]
         seat0_outcome = step.outcome[done_idx].astype(np.float64)
         outcomes = np.where(seats == 0, seat0_outcome, 1.0 - seat0_outcome)
         returns = step.seat_return[done_idx, seats].astype(np.float64)
         return [
-            MatchResult(learner_id, opp_ids[o], seat, outcome, ret)
-            for o, seat, outcome, ret in zip(
-                self._opponent[done_idx].tolist(), seats.tolist(), outcomes.tolist(), returns.tolist()
+            MatchResult(learner_id, self._opp_ids[o], seat, outcome, ret, drawn)
+            for o, seat, outcome, ret, drawn in zip(
+                self._opponent[done_idx].tolist(),
+                seats.tolist(),
+                outcomes.tolist(),
+                returns.tolist(),
+                self._drawn[done_idx].tolist(),
             )
         ]
 
@@ -270,7 +337,7 @@ class EpisodeLoop:
         pair_of = np.full(self.env.num_envs, -1, dtype=np.int64)
         behaviour = [Behaviour() for _ in ids]
         step = self._restart()
-        self._key = None
+        self._owner = None
         self._fill(pair_of, np.ones(self.env.num_envs, dtype=bool), to_start)
         results: list[MatchResult] = []
         env_steps = 0

@@ -131,6 +131,3 @@ class RolloutManager:
         if progress is not None:
             progress(len(results))
         return EvaluationResult(results, steps, behaviour)
-
-    def reset_loops(self) -> None:
-        self._on_all([("reset_loops", ())] * self.num_workers)

@@ -1,8 +1,11 @@
 """RolloutWorker: owns batched envs, pulls the weights it needs, plays, pushes trajectories.
 
 One :class:`~light_league.rollout.episode.EpisodeLoop` per learner keeps that learner's games
-running across calls. Policies are cached (bounded, least recently used first out); only
-versions newer than the cached ones are pulled from the PolicyServer.
+running across calls, generations and resets: a game ends against the opponent it was drawn
+with, so no game is dropped and the results are not biased toward short games. Policies are
+cached (least recently used first out beyond ``cache_size``, never one a round needs); only
+versions newer than the cached ones are pulled from the PolicyServer. Frozen MAPPO policies are
+run through one :class:`~light_league.rollout.policy_bank.PolicyBank` per architecture.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ import time
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from light_league.algorithms.base import Policy, TrainablePolicy
+from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.rollout.episode import EpisodeLoop, EvaluationResult, MatchResult
 from light_league.rollout.policies import policy_from_entry
+from light_league.rollout.policy_bank import BankedPolicy, build_banks
 
 
 @dataclass
@@ -27,6 +32,8 @@ class RolloutRequest:
     opponents: dict[str, float]
     num_steps: int
     learner_seat: int | None = None
+    #: the generation whose distribution ``opponents`` is (stamped on the games it draws)
+    generation: int = 0
 
 
 @dataclass
@@ -64,6 +71,9 @@ class RolloutWorker:
         self._episode_server = episode_server
         self._cache: OrderedDict[str, tuple[int, Policy]] = OrderedDict()
         self._cache_size = cache_size
+        self._frozen: set[str] = set()  #: cached ids that are frozen (never change)
+        self._bank_key: tuple[str, ...] = ()
+        self._bank_members: dict[str, BankedPolicy] = {}
         self._loops: dict[str, EpisodeLoop] = {}
         self._eval_loop: EpisodeLoop | None = None
 
@@ -72,22 +82,41 @@ class RolloutWorker:
 
     # ------------------------------------------------------------------ policies
     def _policies(self, wanted: dict[str, int]) -> dict[str, Policy]:
-        """Policies for ``wanted`` (id -> minimum version), pulling only what is missing or stale."""
+        """Policies for ``wanted`` (id -> minimum version), pulling only what is missing or stale.
+
+        Frozen MAPPO policies come back as members of a :class:`PolicyBank` (one per
+        architecture, over every frozen one cached), so the episode loop runs them in one pass.
+        The cache keeps at least everything wanted now (all of a round's requests ask together),
+        so a population larger than ``cache_size`` is not pulled again every round.
+        """
         have = {pid: (self._cache[pid][0] if pid in self._cache else 0) for pid in wanted}
         stale = {pid: v for pid, v in have.items() if v < max(wanted[pid], 1)}
         if stale:
             for pid, entry in self._policy_server.pull(stale).items():
                 self._cache[pid] = (entry.version, policy_from_entry(entry, self.env_name))
-        out = {}
+                if entry.frozen:
+                    self._frozen.add(pid)
+                else:
+                    self._frozen.discard(pid)
         for pid in wanted:
             self._cache.move_to_end(pid)
-            out[pid] = self._cache[pid][1]
         while len(self._cache) > max(self._cache_size, len(wanted)):
             old = next(iter(self._cache))
             if old in wanted:
                 break
             self._cache.popitem(last=False)
-        return out
+            self._frozen.discard(old)
+        banked = self._banked()
+        return {pid: banked.get(pid, self._cache[pid][1]) for pid in wanted}
+
+    def _banked(self) -> dict[str, BankedPolicy]:
+        """Bank members of the cached frozen MAPPO policies (rebuilt when that set changes)."""
+        key = tuple(sorted(pid for pid in self._frozen if isinstance(self._cache[pid][1], MAPPOPolicy)))
+        if key != self._bank_key:
+            self._bank_key = key
+            mappo = {pid: self._cache[pid][1] for pid in key}
+            self._bank_members = build_banks(cast(dict[str, MAPPOPolicy], mappo)) if key else {}
+        return self._bank_members
 
     def _loop(self, learner_id: str) -> EpisodeLoop:
         if learner_id not in self._loops:
@@ -99,37 +128,40 @@ class RolloutWorker:
 
     # ------------------------------------------------------------------ work
     def run(self, requests: list[RolloutRequest]) -> list[RolloutReport]:
-        """Play each request's steps; trajectories go to the EpisodeServer, results come back."""
-        reports = []
+        """Play each request's steps; trajectories go to the EpisodeServer, results come back.
+
+        The policies of all requests are pulled in one round trip: each request's opponents with
+        positive probability, the opponents of its games in progress, and the learners.
+        """
+        wanted: dict[str, int] = {}
         for req in requests:
-            start = time.perf_counter()
-            wanted = {pid: 0 for pid in req.opponents}
-            wanted[req.learner_id] = req.learner_version
-            pols = self._policies(wanted)
-            learner = pols[req.learner_id]
-            if not isinstance(learner, TrainablePolicy):
-                raise TypeError(f"learner {req.learner_id!r} has no critic ({type(learner).__name__})")
-            opponents = {pid: pols[pid] for pid in req.opponents}
-            res = self._loop(req.learner_id).collect(
-                learner,
-                opponents,
-                req.opponents,
-                req.num_steps,
-                learner_id=req.learner_id,
-                learner_seat=req.learner_seat,
-                policy_version=req.learner_version,
-            )
-            self._episode_server.push(req.learner_id, res.batch)
-            reports.append(
-                RolloutReport(
-                    req.learner_id,
-                    res.results,
-                    res.env_steps,
-                    res.batch.num_samples,
-                    time.perf_counter() - start,
-                )
-            )
-        return reports
+            ids = [pid for pid, p in req.opponents.items() if p > 0]
+            for pid in [*ids, *self._loop(req.learner_id).opponents_in_use()]:
+                wanted.setdefault(pid, 0)
+        for req in requests:
+            wanted[req.learner_id] = max(wanted.get(req.learner_id, 0), req.learner_version)
+        pols = self._policies(wanted)
+        return [self._run_one(req, pols) for req in requests]
+
+    def _run_one(self, req: RolloutRequest, pols: dict[str, Policy]) -> RolloutReport:
+        start = time.perf_counter()
+        learner = self._cache[req.learner_id][1]  # the learner itself, never a bank member
+        if not isinstance(learner, TrainablePolicy):
+            raise TypeError(f"learner {req.learner_id!r} has no critic ({type(learner).__name__})")
+        res = self._loop(req.learner_id).collect(
+            learner,
+            pols,
+            req.opponents,
+            req.num_steps,
+            learner_id=req.learner_id,
+            learner_seat=req.learner_seat,
+            policy_version=req.learner_version,
+            generation=req.generation,
+        )
+        self._episode_server.push(req.learner_id, res.batch)
+        return RolloutReport(
+            req.learner_id, res.results, res.env_steps, res.batch.num_samples, time.perf_counter() - start
+        )
 
     def evaluate(self, pairings: list[tuple[str, str, int]]) -> EvaluationResult:
         ids = sorted({p for a, b, _ in pairings for p in (a, b)})
@@ -138,7 +170,3 @@ class RolloutWorker:
             seed = int(np.random.SeedSequence([self._seed, 7919]).generate_state(1)[0])
             self._eval_loop = EpisodeLoop(self._make_env(), seed=seed)
         return self._eval_loop.evaluate(pols, pairings)
-
-    def reset_loops(self) -> None:
-        """Drop in-progress games (after a resume or a learner reset)."""
-        self._loops.clear()

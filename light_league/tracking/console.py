@@ -28,13 +28,13 @@ _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("#", "right"),
     ("agent", "left"),
     ("role", "left"),
-    ("elo", "right"),
+    ("rating", "right"),
     ("nash", "right"),
 )
 
 _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("newest snapshot", "left"),
-    ("elo", "right"),
+    ("rating", "right"),
     ("nash", "right"),
     ("win rate", "right"),
     ("vs", "left"),
@@ -42,8 +42,11 @@ _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
 
 
 def leaderboard(stats: Mapping[str, Any]) -> list[LeaderRow]:
-    """``(rank, agent, role, elo, nash)`` for the population, best Elo first, then most Nash mass."""
-    elo: Mapping[str, float] = stats.get("elo", {})
+    """``(rank, agent, role, rating, nash)`` for the population, best rating first, then most Nash mass.
+
+    ``rating`` is the fitted (Bradley-Terry) Elo; records written before it existed have ``elo``.
+    """
+    elo: Mapping[str, float] = stats.get("rating", stats.get("elo", {}))
     nash: Mapping[str, float] = stats.get("nash", {})
     members = [(m["id"], m["role"]) for m in stats.get("population", [])]
     members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -nash.get(m[0], 0.0), m[0]))
@@ -98,7 +101,7 @@ def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]
     return [
         (
             e["id"],
-            rating(e.get("elo")),
+            rating(e.get("rating", e.get("elo"))),
             fraction(e.get("nash")),
             fraction(e.get("win_rate")),
             e.get("baseline") or "-",
@@ -112,7 +115,7 @@ def newest_line(stats: Mapping[str, Any]) -> str:
     parts = []
     for agent, elo, nash, win_rate, against in newest_rows(stats):
         versus = f" vs {against} {win_rate}" if against != "-" else ""
-        parts.append(f"{agent} elo {elo} nash {nash}{versus}")
+        parts.append(f"{agent} rating {elo} nash {nash}{versus}")
     return " · ".join(parts)
 
 
@@ -126,14 +129,14 @@ def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
         board = leaderboard(stats)
         if board:
             _, agent, _, elo, nash = board[0]
-            parts.append(f"top {agent} elo {rating(elo)} nash {fraction(nash)}")
+            parts.append(f"top {agent} rating {rating(elo)} nash {fraction(nash)}")
     metrics = metrics_line(stats)
     if metrics:
         parts.append(metrics)
     return " | ".join(parts)
 
 
-_NEWEST_HEADER = f"{'newest snapshot':<27} {'elo':>6} {'nash':>6} {'win rate':>8}  vs"
+_NEWEST_HEADER = f"{'newest snapshot':<27} {'rating':>6} {'nash':>6} {'win rate':>8}  vs"
 
 
 def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
@@ -144,7 +147,7 @@ def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10)
     if rows:
         lines.append(_NEWEST_HEADER)
         lines += [f"{a:<27} {e:>6} {n:>6} {w:>8}  {b}" for a, e, n, w, b in rows]
-    lines.append(f"{'#':>3}  {'agent':<24} {'role':<17} {'elo':>6} {'nash':>6}")
+    lines.append(f"{'#':>3}  {'agent':<24} {'role':<17} {'rating':>7} {'nash':>6}")
     board = leaderboard(stats)
     for rank, agent, role, elo, nash in board[:top_k]:
         lines.append(f"{rank:>3}  {agent:<24} {role:<17} {rating(elo):>6} {fraction(nash):>6}")

@@ -36,7 +36,7 @@ class NewestEntry(TypedDict):
     learner: str  #: the learner, e.g. ``main_agent_0``
     id: str  #: its newest frozen snapshot, e.g. ``main_agent_0-v23``
     role: str
-    elo: float | None  #: the snapshot's rating
+    rating: float | None  #: the snapshot's fitted rating (Elo scale)
     nash: float  #: its Nash mass
     baseline: str | None  #: the strongest baseline (highest rating), None without baselines
     win_rate: float | None  #: the snapshot's mean outcome against that baseline (None if unplayed)
@@ -51,7 +51,8 @@ class GenerationRecord(TypedDict):
     population: list[PopulationEntry]
     nash: dict[str, float]
     nash_entropy: float
-    elo: dict[str, float]
+    rating: dict[str, float]  #: fitted (Bradley-Terry) Elo of every member
+    elo_sequential: dict[str, float]  #: game-by-game Elo (order-dependent; secondary)
     diversity: float | None  #: None until two members have behaviour data
     meta_solver: NotRequired[str]  #: ``league.meta_solver`` name
     meta_strategy: NotRequired[dict[str, float]]  #: that solver's mixture (= nash by default)
@@ -213,7 +214,7 @@ def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[
                 "learner": agent.rsplit("-v", 1)[0],
                 "id": agent,
                 "role": snapshot.roles[i],
-                "elo": ratings.get(agent),
+                "rating": ratings.get(agent),
                 "nash": round(float(snapshot.nash[i]), 6),
                 "baseline": None if best is None else snapshot.agent_ids[best],
                 "win_rate": None if rate is None or math.isnan(rate) else round(rate, 6),
@@ -240,7 +241,7 @@ class MetricLogger(ABC):
 
     @abstractmethod
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
-        """Namespaced scalar keys (``league/nash_entropy``, ``elo/<agent>`` ...) at ``step``."""
+        """Namespaced scalar keys (``league/nash_entropy``, ``rating/<agent>`` ...) at ``step``."""
 
     @abstractmethod
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:

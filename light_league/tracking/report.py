@@ -105,9 +105,9 @@ def _leaderboard_text(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -
     stats: dict[str, Any] = {
         "population": [{"id": a, "role": r} for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)],
         "nash": dict(zip(snapshot.agent_ids, map(float, snapshot.nash), strict=True)),
-        "elo": (record or {}).get("elo", {}),
+        "rating": (record or {}).get("rating", (record or {}).get("elo", {})),
     }
-    lines = ["| rank | agent | role | Elo | Nash mass |", "|---:|---|---|---:|---:|"]
+    lines = ["| rank | agent | role | rating | Nash mass |", "|---:|---|---|---:|---:|"]
     for rank, agent, role, elo, nash in leaderboard(stats):
         lines.append(f"| {rank} | {agent} | {role} | {rating(elo)} | {fraction(nash)} |")
     return lines

@@ -3,7 +3,9 @@
 Each round, every learner whose task still has steps left gets one rollout request on every
 worker (its opponents sampled per episode from the task's distribution); then every such
 learner takes one update on the trajectories of its current version and publishes new weights.
-A task ends when its env-step budget is spent.
+A task ends when its env-step budget is spent. Games still in progress then go on in the next
+generation's calls against the opponents they were drawn with (each result says which
+generation drew it: ``MatchResult.drawn_generation``).
 """
 
 from __future__ import annotations
@@ -59,8 +61,13 @@ class TrainingManager:
         return out
 
     def run(
-        self, tasks: list[TrainingTask], progress: Callable[[int], None] | None = None
+        self,
+        tasks: list[TrainingTask],
+        progress: Callable[[int], None] | None = None,
+        *,
+        generation: int = 0,
     ) -> TrainingOutcome:
+        """Run ``tasks`` to their step budgets; ``generation`` is stamped on the games they draw."""
         if self.oracle:
             return self._run_oracles(tasks)
         out = TrainingOutcome()
@@ -75,6 +82,7 @@ class TrainingManager:
                     t.opponents,
                     self.steps_per_call,
                     t.info.get("seat"),
+                    generation,
                 )
                 for t in active
             ]

@@ -48,7 +48,8 @@ def test_local_run_through_the_real_cli_writes_the_run_directory(tmp_path: Path)
             "population",
             "nash",
             "nash_entropy",
-            "elo",
+            "rating",
+            "elo_sequential",
             "diversity",
             "tasks",
         }
@@ -66,7 +67,7 @@ def test_local_runs_are_deterministic_under_a_seed(tmp_path: Path) -> None:
     outs = []
     for name in ("a", "b"):
         assert run_rps(tmp_path / name, *QUICK) == 0
-        outs.append([(g["nash"], g["elo"]) for g in generations(tmp_path / name)])
+        outs.append([(g["nash"], g["rating"], g["elo_sequential"]) for g in generations(tmp_path / name)])
     assert outs[0] == outs[1]
 
 

@@ -10,6 +10,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import IMAGES, SCALARS, TENSORS, EventAccumulator
 
 from light_league.cli import main
+from light_league.game_theory.elo import bradley_terry_ratings
 from light_league.league import MatchDatabase
 from light_league.tracking.logger import undocumented_keys
 from light_league.tracking.payoff_render import parse_payoff_markdown
@@ -68,7 +69,8 @@ def test_scalars_cover_the_league_and_are_documented(run_dir: Path) -> None:
     for key in ("league/nash_entropy", "league/population_size", "rollout/env_steps_per_s", "timing/train_s"):
         assert key in keys
         assert [e.step for e in acc.Scalars(key)] == [0, 1, 2]
-    assert any(k.startswith("elo/") for k in keys)
+    assert any(k.startswith("rating/") for k in keys)
+    assert any(k.startswith("elo_sequential/") for k in keys)
     assert any(k.startswith("train/main_agent_0/") for k in keys)
     assert undocumented_keys(keys, ROOT / "docs" / "metrics.md") == []
 
@@ -91,3 +93,35 @@ def test_report_prints_the_latest_table_and_exports_csv(
     for agent in last["agent_ids"]:
         assert agent in out
     assert csv_path.read_text().count("\n") >= len(last["agent_ids"])
+
+
+def test_the_fitted_rating_is_what_tensorboard_report_and_the_log_show(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fresh Bradley-Terry fit of the match log's evaluation games equals the logged rating."""
+    last = json.loads((run_dir / "generations.jsonl").read_text().splitlines()[-1])
+    ids = [m["id"] for m in last["population"]]
+    index = {a: i for i, a in enumerate(ids)}
+    scores = np.zeros((len(ids), len(ids)))
+    games = np.zeros((len(ids), len(ids)))
+    for line in (run_dir / "matches.jsonl").read_text().splitlines():
+        m = json.loads(line)
+        if m["kind"] == "eval":
+            i, j = index[m["a"]], index[m["b"]]
+            scores[i, j] += m["outcome"]
+            scores[j, i] += 1.0 - m["outcome"]
+            games[i, j] += 1
+            games[j, i] += 1
+    fitted = bradley_terry_ratings(scores, games, np.full(len(ids), np.nan))  # rps_tiny: no baselines
+    assert last["rating"] == pytest.approx(dict(zip(ids, fitted.tolist())), abs=0.01)
+    acc = accumulator(run_dir)
+    for agent in ids:
+        (*_, event) = acc.Scalars(f"rating/{agent}")
+        assert event.step == last["generation"] and event.value == pytest.approx(
+            last["rating"][agent], abs=0.01
+        )
+    capsys.readouterr()
+    assert main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    best = max(ids, key=last["rating"].__getitem__)
+    assert f"| 1 | {best} |" in out and f"| {last['rating'][best]:.1f} |" in out

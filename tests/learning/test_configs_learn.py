@@ -61,8 +61,8 @@ def test_league_yaml_main_agent_beats_scripted_level_1(tmp_path: Path) -> None:
     newest = max(mains, key=lambda i: int(i.rsplit("-v", 1)[1]))
     row, l1 = ids.index(newest), ids.index("scripted_l1")
     assert games[row, l1] >= 32
-    assert rates[row, l1] > 0.5, f"{newest} vs scripted_l1: {rates[row, l1]:.3f}; Elo {last['elo']}"
-    assert last["elo"][newest] > last["elo"]["random"]
+    assert rates[row, l1] > 0.5, f"{newest} vs scripted_l1: {rates[row, l1]:.3f}; rating {last['rating']}"
+    assert last["rating"][newest] > last["rating"]["random"]
     assert any(i.startswith("main_exploiter_0-v") for i in ids), "the main exploiter was never snapshotted"
     baselines = [ids.index(b) for b in ("random", "scripted_l1", "scripted_l5")]
     assert all(games[ids.index(m), b] > 0 for m in mains for b in baselines)

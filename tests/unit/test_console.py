@@ -29,7 +29,7 @@ STATS: dict[str, Any] = {
     ],
     "nash": {"main_0": 0.5, "exp_0": 0.3, "league_0": 0.2},
     "nash_entropy": 1.0296,
-    "elo": {"main_0": 1210.4, "exp_0": 1150.0, "random": 800.0, "league_0": 1150.0},
+    "rating": {"main_0": 1210.4, "exp_0": 1150.0, "random": 800.0, "league_0": 1150.0},
     "diversity": 0.4567,
     "nash_conv": 0.01234,
     "env_steps_per_s": 12345.6,
@@ -48,18 +48,21 @@ def console(mode: str, **overrides: Any) -> tuple[Console, io.StringIO]:
     return Console(LoggingConfig(console=mode, **overrides), file=out), out
 
 
-def test_leaderboard_orders_by_elo_then_nash_mass() -> None:
+def test_leaderboard_orders_by_rating_then_nash_mass() -> None:
     board = leaderboard(STATS)
     assert [row[1] for row in board] == ["main_0", "exp_0", "league_0", "random"]
     assert board[0] == (1, "main_0", "main_agent", 1210.4, 0.5)
     assert board[-1] == (4, "random", "baseline", 800.0, 0.0)
+    # a record written before the fitted rating has only the sequential "elo"
+    old = {k: v for k, v in STATS.items() if k != "rating"} | {"elo": STATS["rating"]}
+    assert leaderboard(old) == board
 
 
 def test_headline_and_quiet_line_known_answers() -> None:
     assert headline(4, STATS) == "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
     assert quiet_line(4, STATS) == (
         "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
-        " | top main_0 elo 1210 nash 0.500"
+        " | top main_0 rating 1210 nash 0.500"
         " | nash entropy 1.030 · nash_conv 0.012 · diversity 0.457"
     )
 

@@ -170,3 +170,33 @@ def test_loop_is_deterministic_under_a_seed() -> None:
         return loop.collect(Uniform(), {"o": Uniform()}, {"o": 1.0}, num_steps=30).batch.actions
 
     assert (run() == run()).all()
+
+
+def test_games_in_progress_keep_their_opponent_and_seat_when_the_distribution_changes() -> None:
+    env = Alternate(num_envs=6, length=3)
+    loop = EpisodeLoop(env, seed=5)
+    learner, a, b = Uniform(), Uniform(), Uniform()
+    first = loop.collect(learner, {"a": a}, {"a": 1.0}, num_steps=2, generation=0)
+    assert first.results == [] and loop.opponents_in_use() == ["a"]
+    seats = loop._learner_seat.copy()
+    # the new distribution has only "b"; the games in progress still need "a"'s policy
+    with pytest.raises(ValueError, match="opponent of games in progress"):
+        loop.collect(learner, {"b": b}, {"b": 1.0}, num_steps=1, generation=1)
+    second = loop.collect(learner, {"a": a, "b": b}, {"b": 1.0}, num_steps=4, generation=1)
+    ended_first = second.results[:6]
+    assert [(r.opponent_id, r.drawn_generation) for r in ended_first] == [("a", 0)] * 6
+    assert [r.player_seat for r in ended_first] == seats.tolist()
+    # games started in this call draw from the new distribution and carry its generation
+    assert loop.opponents_in_use() == ["b"]
+    assert (loop._drawn == 1).all()
+    # the learner's streams went on across the calls: a seat-0 learner's first decision in the
+    # second call is the t=2 decision of the game it started in the first
+    seat0 = np.flatnonzero(seats == 0)
+    assert seat0.size > 0 and (second.batch.obs[0, seat0, 0] == 2.0).all()
+
+
+def test_a_loop_restarts_its_games_for_another_learner() -> None:
+    loop = EpisodeLoop(Alternate(num_envs=3, length=3), seed=0)
+    loop.collect(Uniform(), {"a": Uniform()}, {"a": 1.0}, num_steps=1, learner_id="x")
+    res = loop.collect(Uniform(), {"b": Uniform()}, {"b": 1.0}, num_steps=3, learner_id="y")
+    assert {r.opponent_id for r in res.results} == {"b"} and len(res.results) == 3

@@ -24,7 +24,7 @@ from light_league.tracking.report import (
 
 
 def generation_record(snap: PayoffSnapshot) -> dict[str, Any]:
-    """Elo rises with the agent index, so the leaderboard is the agents in reverse order."""
+    """The rating rises with the agent index, so the leaderboard is the agents in reverse order."""
     return {
         "generation": snap.generation,
         "wall_s": 10.0 * (snap.generation + 1),
@@ -32,7 +32,7 @@ def generation_record(snap: PayoffSnapshot) -> dict[str, Any]:
         "population": [{"id": a, "role": r} for a, r in zip(snap.agent_ids, snap.roles, strict=True)],
         "nash": dict(zip(snap.agent_ids, snap.nash.tolist(), strict=True)),
         "nash_entropy": 0.5,
-        "elo": {a: 1000.0 + 25.0 * i for i, a in enumerate(snap.agent_ids)},
+        "rating": {a: 1000.0 + 25.0 * i for i, a in enumerate(snap.agent_ids)},
         "diversity": 0.25 if snap.generation else None,
         "nash_conv": 0.125 / (snap.generation + 1),
     }
@@ -70,7 +70,7 @@ def test_torn_last_line_of_generations_is_ignored(run_dir: Path) -> None:
     assert [r["generation"] for r in read_generations(run_dir)] == [0, 1, 2]
 
 
-def test_report_shows_the_leaderboard_by_elo_and_the_latest_table(run_dir: Path) -> None:
+def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Path) -> None:
     text = report(run_dir)
     latest = synthetic_snapshot(2)
     assert leaderboard_agents(text) == list(reversed(latest.agent_ids))

@@ -51,7 +51,7 @@ def runner_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
         "train/agent_0/value_loss": 0.5,
         "train/agent_0/entropy": 1.2,
     }
-    out.update({f"elo/{a}": 1000.0 + 10 * i + g for i, a in enumerate(snapshot.agent_ids)})
+    out.update({f"rating/{a}": 1000.0 + 10 * i + g for i, a in enumerate(snapshot.agent_ids)})
     return out
 
 
@@ -120,7 +120,7 @@ def test_scalars_are_read_back_per_generation(three_generations: tuple[Path, lis
     entropy = acc.Scalars("league/nash_entropy")
     assert [e.step for e in entropy] == [0, 1, 2]
     np.testing.assert_allclose([e.value for e in entropy], [0.0, 0.1, 0.2], rtol=1e-6)
-    assert [e.value for e in acc.Scalars("elo/agent_1")] == [1010.0, 1011.0, 1012.0]
+    assert [e.value for e in acc.Scalars("rating/agent_1")] == [1010.0, 1011.0, 1012.0]
     last = snapshots[-1]
     nash = [acc.Scalars(f"nash/{a}")[-1].value for a in last.agent_ids]
     np.testing.assert_allclose(nash, last.nash, rtol=1e-6)

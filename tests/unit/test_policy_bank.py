@@ -1,0 +1,100 @@
+"""Frozen MAPPO actors stacked in a PolicyBank give the per-policy log-probabilities."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.rollout import policy_bank
+from light_league.rollout.policy_bank import BankedPolicy, PolicyBank, build_banks, policy_log_probs
+
+DIMS = {"obs_dim": 7, "state_dim": 9, "num_actions": 5, "team_size": 3}
+
+
+def make(seed: int, **arch: object) -> MAPPOPolicy:
+    policy = MAPPOPolicy(**DIMS, seed=seed, gain=1.0, **arch)  # type: ignore[arg-type]
+    rng = np.random.default_rng(seed)
+    # LayerNorm affines and biases away from their 1 / 0 init, so a wrong gather shows
+    policy.set_weights({k: v + 0.3 * rng.normal(size=v.shape) for k, v in policy.get_weights().items()})
+    return policy
+
+
+def rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    obs = rng.normal(size=(n, DIMS["obs_dim"])).astype(np.float32) * 3
+    mask = rng.random((n, DIMS["num_actions"])) < 0.7
+    mask[np.arange(n), rng.integers(0, DIMS["num_actions"], n)] = True
+    return obs, mask, rng.integers(0, DIMS["team_size"], n)
+
+
+@pytest.mark.parametrize(
+    "arch",
+    [
+        {},
+        {"use_relu": False, "layer_N": 2, "hidden_size": 32},
+        {"use_feature_normalization": False, "add_agent_id": False},
+    ],
+)
+def test_batched_log_probs_equal_per_policy_log_probs(arch: dict[str, object]) -> None:
+    policies = [make(s, **arch) for s in range(6)]
+    bank = PolicyBank(policies)
+    obs, mask, idx = rows(500, 1)
+    slots = np.random.default_rng(2).integers(0, len(policies), 500)
+    got = bank.log_probs(slots, obs, mask, idx)
+    for s, policy in enumerate(policies):
+        sel = slots == s
+        want = policy.log_probs(obs[sel], mask[sel], idx[sel])
+        assert np.array_equal(np.isinf(got[sel]), ~mask[sel])
+        np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("size", "in_bank"), [(2, 2), (2, 0), (4, 4), (16, 0), (16, 16), (None, None)])
+def test_every_row_layout_gives_the_per_policy_log_probs(
+    monkeypatch: pytest.MonkeyPatch, size: int | None, in_bank: int | None
+) -> None:
+    policies = [make(s) for s in range(12)]
+    bank = PolicyBank(policies)
+    rng = np.random.default_rng(5)
+    # one busy policy, the rest spread thinly: every layout has full and padded chunks
+    slots = np.where(rng.random(400) < 0.5, 3, rng.integers(0, 12, 400))
+    if size is not None:
+        forced = functools.partial(policy_bank._Layout, choice=(size, in_bank))
+        monkeypatch.setattr(policy_bank, "_Layout", forced)
+        kinds = [block[3] is None for block in forced(slots, 12, bank.params).blocks()]
+        assert kinds == ([True, False] if in_bank else [False])
+    obs, mask, idx = rows(400, 6)
+    got = bank.log_probs(slots, obs, mask, idx)
+    for s, policy in enumerate(policies):
+        sel = slots == s
+        want = policy.log_probs(obs[sel], mask[sel], idx[sel])
+        np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], rtol=0, atol=1e-6)
+
+
+def test_policy_log_probs_mixes_banked_and_plain_policies() -> None:
+    frozen = {f"m{i}": make(i) for i in range(4)}
+    other = {"wide": make(9, hidden_size=16)}  # another architecture: a bank of its own
+    banked = build_banks({**frozen, **other})
+    assert banked["m0"].bank is banked["m3"].bank and banked["wide"].bank is not banked["m0"].bank
+    live = make(11)
+    policies = [live, *(banked[k] for k in frozen), banked["wide"]]
+    plain = [live, *frozen.values(), other["wide"]]
+    obs, mask, idx = rows(300, 3)
+    which = np.random.default_rng(4).integers(0, len(policies), 300)
+    got = policy_log_probs(policies, which, obs, mask, idx)
+    for p, policy in enumerate(plain):
+        sel = which == p
+        want = policy.log_probs(obs[sel], mask[sel], idx[sel])
+        np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], rtol=0, atol=1e-6)
+    member = banked["m2"]
+    assert isinstance(member, BankedPolicy)
+    np.testing.assert_allclose(
+        member.log_probs(obs, mask, idx)[mask], frozen["m2"].log_probs(obs, mask, idx)[mask], atol=1e-6
+    )
+
+
+def test_bank_rejects_mixed_architectures() -> None:
+    with pytest.raises(ValueError, match="share an architecture"):
+        PolicyBank([make(0), make(1, hidden_size=8)])
