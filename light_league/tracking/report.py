@@ -165,7 +165,7 @@ def report(
         lines += [
             "## Each learner's newest snapshot",
             "",
-            "| snapshot | Elo | Nash mass | win rate | against |",
+            "| snapshot | rating | Nash mass | win rate | against |",
             "|---|---:|---:|---:|---|",
             *(f"| {' | '.join(row)} |" for row in newest),
             "",

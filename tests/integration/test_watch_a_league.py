@@ -124,4 +124,5 @@ def test_the_fitted_rating_is_what_tensorboard_report_and_the_log_show(
     assert main(["report", str(run_dir)]) == 0
     out = capsys.readouterr().out
     best = max(ids, key=last["rating"].__getitem__)
-    assert f"| 1 | {best} |" in out and f"| {last['rating'][best]:.1f} |" in out
+    roles = {m["id"]: m["role"] for m in last["population"]}
+    assert f"| 1 | {best} | {roles[best]} | {last['rating'][best]:.0f} |" in out  # whole points

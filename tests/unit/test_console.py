@@ -36,9 +36,9 @@ STATS: dict[str, Any] = {
     "timings": {"train": 30.04, "evaluate": 10.2},
 }
 NEWEST = [
-    {"learner": "main_0", "id": "main_0-v9", "role": "main_agent", "elo": 1099.6, "nash": 0.0,
+    {"learner": "main_0", "id": "main_0-v9", "role": "main_agent", "rating": 1099.6, "nash": 0.0,
      "baseline": "scripted_l5", "win_rate": 0.625},
-    {"learner": "exp_0", "id": "exp_0-v4", "role": "main_exploiter", "elo": None, "nash": 0.25,
+    {"learner": "exp_0", "id": "exp_0-v4", "role": "main_exploiter", "rating": None, "nash": 0.25,
      "baseline": "scripted_l5", "win_rate": None},
 ]  # fmt: skip
 
@@ -140,11 +140,11 @@ def test_every_learners_newest_snapshot_is_shown_in_every_mode_even_outside_the_
     stats = STATS | {"newest": NEWEST}
     quiet = quiet_line(4, stats)
     assert (
-        " | main_0-v9 elo 1100 nash 0.000 vs scripted_l5 0.625 · exp_0-v4 elo - nash 0.250 vs scripted_l5 - | "
+        " | main_0-v9 rating 1100 nash 0.000 vs scripted_l5 0.625 · exp_0-v4 rating - nash 0.250 vs scripted_l5 - | "
         in quiet
     )
     plain = summary_lines(4, stats, top_k=1)
-    assert plain[1].split() == ["newest", "snapshot", "elo", "nash", "win", "rate", "vs"]
+    assert plain[1].split() == ["newest", "snapshot", "rating", "nash", "win", "rate", "vs"]
     assert plain[2].split() == ["main_0-v9", "1100", "0.000", "0.625", "scripted_l5"]
     assert plain[3].split() == ["exp_0-v4", "-", "0.250", "-", "scripted_l5"]
     out = io.StringIO()
