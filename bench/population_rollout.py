@@ -16,7 +16,7 @@ architecture in one PolicyBank forward pass, the worker's cache holding the whol
 and ``per-policy`` (the previous path: one forward pass per distinct opponent per step, the cache
 bounded at ``execution.policy_cache_size=16``).
 
-    python bench/population_rollout.py               # N = 10, 100; 6 timed generations each
+    python bench/population_rollout.py               # N = 10, 100; 10 timed generations each
     python bench/population_rollout.py --quick       # N = 10, 40; 1 timed generation
     python bench/population_rollout.py --profile 100 # first cProfile one generation of each path at N = 100
     python bench/population_rollout.py --env leduc   # the Leduc league
@@ -166,7 +166,7 @@ def profile(size: int, env: str, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 10, 40 and one timed generation")
-    parser.add_argument("--generations", type=int, default=6, help="timed generations per N and path")
+    parser.add_argument("--generations", type=int, default=10, help="timed generations per N and path")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile a generation at this N")
     parser.add_argument("--env", choices=sorted(SETUPS), default="battalion", help="which shipped league")
     parser.add_argument("--seed", type=int, default=0)
