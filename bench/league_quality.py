@@ -83,7 +83,7 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
             table = json.loads((run_dir / "payoff" / f"gen_{rec['generation']:04d}.json").read_text())
             ids = table["agent_ids"]
             rates = np.asarray(table["win_rates"], dtype=np.float64)
-            elo = rec.get("elo", {})
+            elo = rec.get("rating", rec.get("elo", {}))
             best = max(baselines, key=lambda b: elo.get(b, 0.0))
             mains = [pid for pid in ids if roles.get(pid) == "main_agent"]
             newest = mains[-1]

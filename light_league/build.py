@@ -330,7 +330,7 @@ def _torch_bytes(state: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-_GEN_DIR = re.compile(r"^gen_\d{4,}$")
+_GEN_DIR = re.compile(r"^(gen_\d{4,}|initial)$")  # initial: the bootstrap state, before generation 0
 
 
 def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
@@ -351,7 +351,7 @@ def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
     gen_dir = run_dir.checkpoint / name
     if not _GEN_DIR.match(name) or not run_dir.inside(gen_dir):
         raise CorruptFileError(
-            f"checkpoint pointer {latest} is corrupt: dir {name!r} is not a gen_NNNN directory inside "
+            f"checkpoint pointer {latest} is corrupt: dir {name!r} is not a gen_NNNN (or initial) directory inside "
             f"{run_dir.checkpoint}; restore it from a backup or start a new run"
         )
     return gen, gen_dir

@@ -66,14 +66,15 @@ def check_resumed(run: Path, base_games: list[str], extra: list[str], label: str
     assert main(["--resume", str(run), "stop.max_generations=2", *extra]) == 0, label
     gens = [json.loads(line)["generation"] for line in (run / "generations.jsonl").read_text().splitlines()]
     assert gens == [0, 1], (label, gens)
-    assert json.loads((run / "checkpoint" / "latest.json").read_text())["generation"] == 2, label
+    latest = json.loads((run / "checkpoint" / "latest.json").read_text())
+    assert latest["generation"] == 2, label
     assert gen0_games(run) == base_games, f"{label}: generation 0's games changed"
     for line in (run / "matches.jsonl").read_text().splitlines():
         assert json.loads(line)["generation"] in (0, 1), label
     leftovers = [p for p in run.rglob(".*.tmp")]
     assert not leftovers, (label, leftovers)
     pool = {r["agent_id"] for r in json.loads((run / "pool.json").read_text())["agents"]}
-    state = json.loads((run / "checkpoint" / "gen_0002" / "state.json").read_text())
+    state = json.loads((run / "checkpoint" / latest["dir"] / "state.json").read_text())
     assert pool == set(state["members"]), label
     assert main(["report", str(run)]) == 0, label
 

@@ -99,6 +99,21 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> Non
     assert kept and all(pool_after[a["agent_id"]] == a for a in kept), "completed members are unchanged"
 
 
+def test_sigkill_inside_generation_zero_then_resume_runs_from_the_initial_checkpoint(tmp_path: Path) -> None:
+    """Killed after the bootstrap checkpoint (``checkpoint/initial``) but before generation 0 ends:
+    the resume continues from that checkpoint and finishes the budget."""
+    run_dir = tmp_path / "run"
+    proc = start(run_dir, "stop.max_generations=1")
+    latest = run_dir / "checkpoint" / "latest.json"
+    wait_for(lambda: latest.exists() and '"initial"' in latest.read_text(), proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not read_jsonl(run_dir / "generations.jsonl"), "the kill must land inside generation 0"
+    assert main(["--resume", str(run_dir), "--quiet"]) == 0
+    assert [r["generation"] for r in read_jsonl(run_dir / "generations.jsonl")] == [0]
+    assert json.loads(latest.read_text()) == {"generation": 1, "dir": "gen_0000"}
+
+
 def test_a_second_process_on_the_same_run_directory_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
