@@ -170,7 +170,9 @@ def fmt(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def report(runs: list[RunSummary], beat: float, hold: float, markdown: bool) -> None:
+def report(
+    runs: list[RunSummary], beat: float, hold: float, markdown: bool, target: float | None = None
+) -> None:
     sep = " | "
     head = (lambda cols: "| " + sep.join(cols) + " |") if markdown else (lambda cols: "  ".join(cols))
     ladder = [r for r in runs if r.vs_best]
@@ -213,6 +215,8 @@ def report(runs: list[RunSummary], beat: float, hold: float, markdown: bool) -> 
             print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for _, v in r.nash_conv))
         marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
         cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
+        if target is not None:
+            cols += [f"first s with NashConv <= {target}", "largest NashConv after it"]
         print()
         print(head(cols))
         if markdown:
@@ -223,12 +227,18 @@ def report(runs: list[RunSummary], beat: float, hold: float, markdown: bool) -> 
             ratio = max(tail) / max(min(tail), 1e-12) if tail else None
             ratios.append(ratio)
             row = [r.seed, str(r.generations), *[fmt(nash_conv_at(r.nash_conv, m), 4) for m in marks]]
-            print(head([*row, fmt(ratio, 2)]))
+            row.append(fmt(ratio, 2))
+            if target is not None:
+                hit = next((i for i, (_, v) in enumerate(r.nash_conv) if v <= target), None)
+                row.append("never" if hit is None else f"{r.nash_conv[hit][0]:.1f}")
+                row.append("–" if hit is None else fmt(max(v for _, v in r.nash_conv[hit:]), 4))
+            print(head(row))
         at = [[nash_conv_at(r.nash_conv, m) for r in runs] for m in marks]
         mean = [fmt(float(np.mean(v)) if None not in v else None, 4) for v in at]
         worst = [fmt(max(v) if None not in v else None, 4) for v in at]  # type: ignore[type-var]
-        print(head(["mean", "", *mean, fmt(float(np.mean([x for x in ratios if x is not None])), 2)]))
-        print(head(["worst", "", *worst, fmt(max(x for x in ratios if x is not None), 2)]))
+        pad = ["", ""] if target is not None else []
+        print(head(["mean", "", *mean, fmt(float(np.mean([x for x in ratios if x is not None])), 2), *pad]))
+        print(head(["worst", "", *worst, fmt(max(x for x in ratios if x is not None), 2), *pad]))
 
 
 def main() -> None:
@@ -240,6 +250,7 @@ def main() -> None:
     parser.add_argument("--from-runs", nargs="+", type=Path, help="analyse finished run directories")
     parser.add_argument("--beat", type=float, default=0.75)
     parser.add_argument("--hold", type=float, default=0.65)
+    parser.add_argument("--target", type=float, help="NashConv target: when each seed first reached it")
     parser.add_argument("--work", type=Path, help="where run directories go (default: a temp dir)")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument(
@@ -262,7 +273,7 @@ def main() -> None:
             run_seed(Path(path), float(minutes) if minutes else None, s, work, [*args.overrides, *extra])
             for s in args.seeds
         ]
-    report(runs, args.beat, args.hold, args.markdown)
+    report(runs, args.beat, args.hold, args.markdown, args.target)
     if args.explain:
         for r in runs:
             explain(r.run_dir)

@@ -254,7 +254,9 @@ FIGURES = (
     Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
+    Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
+    Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
 )

@@ -9,9 +9,9 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   exploiter was snapshotted, every main-agent snapshot was evaluated against the baselines;
 * leduc: within four generations the exact NashConv of the Nash mixture falls well below the
   uniform policy's 4.747 (below 2.5 at its best, below 3.0 at the end);
-* kuhn (``league_kuhn.yaml``): after ten generations the NashConv of the Nash mixture is at most
-  0.01 (the ``league_leduc.yaml`` settings on Kuhn, without the sharp exploiters that restart from
-  the main agent, are at 0.06 there: docs/tuning.md).
+* kuhn (``league_kuhn.yaml``): after twelve generations the NashConv of the Nash mixture is at
+  most 0.01 (seeds 0-2 are at 0.001-0.004 there; the ``league_leduc.yaml`` settings on Kuhn,
+  without the sharp exploiters that restart from the main agent, are at 0.04-0.05: docs/tuning.md).
 
 Both run on one core in a few minutes on a quiet machine (docs/league.md, "Shipped experiments",
 has the full-length curves).
@@ -79,8 +79,8 @@ def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_league_kuhn_yaml_reaches_a_small_nash_conv(tmp_path: Path) -> None:
-    overrides = ["stop.max_generations=10", "stop.max_wall_s=null", "logging.tensorboard=false"]
+    overrides = ["stop.max_generations=12", "stop.max_wall_s=null", "logging.tensorboard=false"]
     records = run(tmp_path, "league_kuhn.yaml", overrides)
     curve = [r["nash_conv"] for r in records]
-    assert len(curve) == 10
+    assert len(curve) == 12
     assert curve[-1] <= 0.01, f"nash_conv per generation: {np.round(curve, 4).tolist()}"
