@@ -11,6 +11,7 @@ everything before it is kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from light_league.errors import CorruptFileError
 
@@ -38,13 +39,21 @@ def _fsync_dir(directory: Path) -> None:
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically and durably."""
+    with _replacing(path, "wb") as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def _replacing(path: str | os.PathLike[str], mode: str) -> Iterator[IO[Any]]:
+    """A handle on a temp file beside ``path`` that replaces ``path`` (flush, fsync, ``os.replace``,
+    directory fsync) when the block ends; on an error the temp file is removed and ``path`` kept."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file ordinary permissions
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
@@ -187,21 +196,9 @@ def committed_size(path: Path) -> int:
 
 def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """Replace ``path`` with ``records`` as JSON lines, streamed (memory does not grow with the file)."""
-    target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.fchmod(fd, 0o666 & ~_UMASK)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(target.parent)
+    with _replacing(path, "w") as handle:
+        for record in records:
+            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
 #: names ``atomic_write_*`` give their temp files: ``.<target>.<8 random chars>.tmp``
