@@ -194,8 +194,11 @@ class MAPPOLearner(Learner):
         c = self.config
         if c.lr_schedule == "constant":
             return 1.0
-        progress = min(self._schedule_step / c.lr_decay_updates, 1.0)
-        return 1.0 - (1.0 - c.lr_final_fraction) * progress
+        return 1.0 - (1.0 - c.lr_final_fraction) * self._schedule_progress()
+
+    def _schedule_progress(self) -> float:
+        """How far the linear schedule has run, in [0, 1]."""
+        return min(self._schedule_step / self.config.lr_decay_updates, 1.0)
 
     # ------------------------------------------------------------------ regularisers
     def _new_magnet(self) -> torch.nn.Module:
@@ -219,8 +222,7 @@ class MAPPOLearner(Learner):
         c = self.config
         if c.lr_schedule == "constant" or c.entropy_final_fraction == 1.0:
             return self.entropy_coef
-        progress = min(self._schedule_step / c.lr_decay_updates, 1.0)
-        return self.entropy_coef * (1.0 - (1.0 - c.entropy_final_fraction) * progress)
+        return self.entropy_coef * (1.0 - (1.0 - c.entropy_final_fraction) * self._schedule_progress())
 
     @torch.no_grad()
     def _adapt_entropy_coef(self, data: dict[str, torch.Tensor]) -> None:
