@@ -119,6 +119,7 @@ def _board(args: list[str]) -> int:
     from light_league.tracking.board import board
 
     ns = _board_parser().parse_args(args)
+    print(f"TensorBoard on {ns.run_dir} at http://{ns.host}:{ns.port}/ (Ctrl-C stops it)", file=sys.stderr)
     return board(Path(ns.run_dir), port=ns.port, host=ns.host)
 
 

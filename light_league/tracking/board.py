@@ -40,6 +40,4 @@ def board_command(run_dir: Path, *, port: int = 6006, host: str = "localhost") -
 
 def board(run_dir: Path, *, port: int = 6006, host: str = "localhost") -> int:
     """Run TensorBoard in the foreground until Ctrl-C; its exit status."""
-    command = board_command(run_dir, port=port, host=host)
-    print(f"TensorBoard on {run_dir} at http://{host}:{port}/ (Ctrl-C stops it)", file=sys.stderr)
-    return subprocess.call(command)
+    return subprocess.call(board_command(run_dir, port=port, host=host))

@@ -197,26 +197,34 @@ def test_an_unreachable_cluster_address_fails_at_once_with_one_line(tmp_path: Pa
     assert "ray start --head" in err[0]
 
 
-@pytest.mark.slow
-def test_a_dead_local_raylet_stops_the_run_within_seconds(tmp_path: Path) -> None:
-    import psutil
-
-    run_dir = tmp_path / "run"
-    proc = subprocess.Popen(
+def start_long_ray_run(run_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    """``main.py`` on the tiny config with Ray and no generation limit, stderr captured."""
+    return subprocess.Popen(
         [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
-        + ["stop.max_generations=1000", "execution.num_cpus=2"],
+        + ["stop.max_generations=1000", "execution.num_cpus=2", *extra],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def wait_for_first_generation(proc: subprocess.Popen[str], run_dir: Path, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    log = run_dir / "generations.jsonl"
+    while not (log.exists() and log.read_text()):
+        assert proc.poll() is None and time.monotonic() < deadline, "the run did not complete a generation"
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_a_dead_local_raylet_stops_the_run_within_seconds(tmp_path: Path) -> None:
+    import psutil
+
+    run_dir = tmp_path / "run"
+    proc = start_long_ray_run(run_dir)
     try:
-        deadline = time.monotonic() + 180
-        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
-            assert proc.poll() is None and time.monotonic() < deadline, (
-                "the run did not complete a generation"
-            )
-            time.sleep(0.2)
+        wait_for_first_generation(proc, run_dir)
         raylets = [p for p in psutil.Process(proc.pid).children() if "raylet" in p.name()]
         assert len(raylets) == 1, [p.name() for p in psutil.Process(proc.pid).children()]
         raylets[0].kill()
@@ -239,21 +247,9 @@ def test_a_dead_policy_server_prints_one_error_line_and_nothing_after(tmp_path: 
     import psutil
 
     run_dir = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *SETTINGS]
-        + ["stop.max_generations=1000", "execution.num_cpus=2", "logging.console=quiet"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_long_ray_run(run_dir, "logging.console=quiet")
     try:
-        deadline = time.monotonic() + 180
-        while not ((run_dir / "generations.jsonl").exists() and (run_dir / "generations.jsonl").read_text()):
-            assert proc.poll() is None and time.monotonic() < deadline, (
-                "the run did not complete a generation"
-            )
-            time.sleep(0.2)
+        wait_for_first_generation(proc, run_dir)
         servers = [
             p
             for p in psutil.Process(proc.pid).children(recursive=True)
