@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_output import recorded
 
 import envs
 
@@ -96,14 +98,16 @@ def rates(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short budget and small batches (smoke run)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    budget = 0.2 if args.quick else 3.0
-    sizes = (1, 64) if args.quick else (1, 64, 1024)
-    print(f"{'env':<14} {'B':>5} {'batched ag-steps/s':>19} {'per-game ag-steps/s':>20} {'ratio':>7}")
-    for label, name, kwargs in CASES:
-        for num_envs in sizes:
-            fast, slow = rates(name, kwargs, num_envs, budget, slices=2 if args.quick else 10)
-            print(f"{label:<14} {num_envs:>5} {fast:>19,.0f} {slow:>20,.0f} {fast / slow:>6.1f}x")
+    with recorded(args.out):
+        budget = 0.2 if args.quick else 3.0
+        sizes = (1, 64) if args.quick else (1, 64, 1024)
+        print(f"{'env':<14} {'B':>5} {'batched ag-steps/s':>19} {'per-game ag-steps/s':>20} {'ratio':>7}")
+        for label, name, kwargs in CASES:
+            for num_envs in sizes:
+                fast, slow = rates(name, kwargs, num_envs, budget, slices=2 if args.quick else 10)
+                print(f"{label:<14} {num_envs:>5} {fast:>19,.0f} {slow:>20,.0f} {fast / slow:>6.1f}x")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import psutil
+from bench_output import recorded
 
 from light_league.config import load_config
 from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
@@ -321,12 +322,16 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=3, help="timed generations per N (median)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile a generation at this N")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    sizes = (10, 20) if args.quick else (50, 100, 200)
-    generations = 1 if args.quick else args.generations
-    print(f"rps league (3 learners), episodes_per_pair=50, {generations} timed generation(s) per N (median)")
-    scales = [measure(n, generations, args.seed, n == args.profile) for n in sizes]
-    print_table(scales)
+    with recorded(args.out):
+        sizes = (10, 20) if args.quick else (50, 100, 200)
+        generations = 1 if args.quick else args.generations
+        print(
+            f"rps league (3 learners), episodes_per_pair=50, {generations} timed generation(s) per N (median)"
+        )
+        scales = [measure(n, generations, args.seed, n == args.profile) for n in sizes]
+        print_table(scales)
 
 
 if __name__ == "__main__":

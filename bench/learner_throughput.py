@@ -16,9 +16,11 @@ import argparse
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
+from bench_output import recorded
 
 import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
@@ -68,24 +70,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small batch, one repeat, two configs")
     parser.add_argument("--repeats", type=int, default=3, help="updates timed per config (median)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    num_envs, steps, repeats = (8, 50, 1) if args.quick else (32, 200, args.repeats)
-    cases = CASES[:2] if args.quick else CASES
-    threads_before = torch.get_num_threads()
-    batch, collect_s = collect_batch(num_envs, steps)
-    n = batch.num_samples
-    print(
-        f"batch: battalion 2v2, {num_envs} games x {steps} steps, {n} learner samples; collected in {collect_s:.2f} s"
-    )
-    print(f"{'config':<46} {'update s':>9} {'samples/s':>10} {'vs default':>10} {'vs collect':>10}")
-    base = None
-    for case in cases:
-        torch.set_num_threads(threads_before)
-        seconds = time_updates(case, batch, repeats)
-        base = base or seconds
+    with recorded(args.out):
+        num_envs, steps, repeats = (8, 50, 1) if args.quick else (32, 200, args.repeats)
+        cases = CASES[:2] if args.quick else CASES
+        threads_before = torch.get_num_threads()
+        batch, collect_s = collect_batch(num_envs, steps)
+        n = batch.num_samples
         print(
-            f"{case.name:<46} {seconds:>9.3f} {n / seconds:>10.0f} {base / seconds:>9.2f}x {seconds / collect_s:>9.2f}x"
+            f"batch: battalion 2v2, {num_envs} games x {steps} steps, {n} learner samples; collected in {collect_s:.2f} s"
         )
+        print(f"{'config':<46} {'update s':>9} {'samples/s':>10} {'vs default':>10} {'vs collect':>10}")
+        base = None
+        for case in cases:
+            torch.set_num_threads(threads_before)
+            seconds = time_updates(case, batch, repeats)
+            base = base or seconds
+            print(
+                f"{case.name:<46} {seconds:>9.3f} {n / seconds:>10.0f} {base / seconds:>9.2f}x {seconds / collect_s:>9.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,10 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from bench_output import recorded
 
 from light_league.game_theory import nash
 
@@ -154,18 +156,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="random matrices per size and kind (median)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random matrices")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    try:
-        import pyspiel  # noqa: F401
-    except ImportError:
-        raise SystemExit("open_spiel is not installed: pip install open_spiel cvxpy ecos") from None
-    sizes, repeats = (SIZES[:2], 2) if args.quick else (SIZES, args.repeats)
-    nash.solve_zero_sum(random_game("general", 5, np.random.default_rng(0)))  # warm-up: imports
-    openspiel_solver(random_game("general", 5, np.random.default_rng(0)))()
-    rows = [measure(kind, n, repeats, args.seed) for kind in KINDS for n in sizes]
-    print(f"Nash of random zero-sum games: median of {repeats} matrices per row, timed alternately")
-    print_table(rows, args.markdown)
-    print_targets(rows)
+    with recorded(args.out):
+        try:
+            import pyspiel  # noqa: F401
+        except ImportError:
+            raise SystemExit("open_spiel is not installed: pip install open_spiel cvxpy ecos") from None
+        sizes, repeats = (SIZES[:2], 2) if args.quick else (SIZES, args.repeats)
+        nash.solve_zero_sum(random_game("general", 5, np.random.default_rng(0)))  # warm-up: imports
+        openspiel_solver(random_game("general", 5, np.random.default_rng(0)))()
+        rows = [measure(kind, n, repeats, args.seed) for kind in KINDS for n in sizes]
+        print(f"Nash of random zero-sum games: median of {repeats} matrices per row, timed alternately")
+        print_table(rows, args.markdown)
+        print_targets(rows)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+from bench_output import recorded
 
 from light_league.config import load_config
 from light_league.rollout.rollout_worker import RolloutWorker
@@ -170,46 +171,48 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile a generation at this N")
     parser.add_argument("--env", choices=sorted(SETUPS), default="battalion", help="which shipped league")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    sizes = (10, 40) if args.quick else (10, 100)
-    generations = 1 if args.quick else args.generations
-    _, label, envs, steps_per_call = SETUPS[args.env]
-    steps = ROUNDS * envs * steps_per_call
-    print(
-        f"{label} league (3 learners), local backend, 1 worker x {envs} games, "
-        f"{steps} env steps per learner and generation; median of {generations} generation(s); "
-        f"load average {os.getloadavg()[0]:.2f}"
-    )
-    if args.profile:
-        profile(args.profile, args.env, args.seed)
-    rows = measure(sizes, generations, args.env, args.seed)
-    print(
-        f"{'members':>8} {'path':>11} {'wall s/gen':>11} {'CPU s/gen':>10} {'games':>6} {'opponents':>10} {'env steps':>10}"
-    )
-    print("(medians per generation; games: finished training games; opponents: distinct ones among them)")
-    wall: dict[tuple[int, str], float] = {}
-    cpu: dict[tuple[int, str], float] = {}
-    for (n, path), runs in rows.items():
-        wall[(n, path)] = statistics.median(r[0] for r in runs)
-        cpu[(n, path)] = statistics.median(r[1] for r in runs)
-        games, opponents, env_steps = (int(statistics.median(r[i] for r in runs)) for i in (2, 3, 4))
+    with recorded(args.out):
+        torch.set_num_threads(1)
+        sizes = (10, 40) if args.quick else (10, 100)
+        generations = 1 if args.quick else args.generations
+        _, label, envs, steps_per_call = SETUPS[args.env]
+        steps = ROUNDS * envs * steps_per_call
         print(
-            f"{n:>8} {path:>11} {wall[(n, path)]:>11.2f} {cpu[(n, path)]:>10.2f} {games:>6} {opponents:>10} "
-            f"{env_steps:>10}   wall [{' '.join(f'{r[0]:.2f}' for r in runs)}]"
+            f"{label} league (3 learners), local backend, 1 worker x {envs} games, "
+            f"{steps} env steps per learner and generation; median of {generations} generation(s); "
+            f"load average {os.getloadavg()[0]:.2f}"
         )
-    small, large = sizes
-    for path in PATHS:
+        if args.profile:
+            profile(args.profile, args.env, args.seed)
+        rows = measure(sizes, generations, args.env, args.seed)
         print(
-            f"{path:>11}: N={large} / N={small} = {wall[(large, path)] / wall[(small, path)]:.2f}x wall, "
-            f"{cpu[(large, path)] / cpu[(small, path)]:.2f}x CPU"
+            f"{'members':>8} {'path':>11} {'wall s/gen':>11} {'CPU s/gen':>10} {'games':>6} {'opponents':>10} {'env steps':>10}"
         )
-    for label, table in (("wall", wall), ("CPU", cpu)):
-        verdict = "met" if table[(large, "banked")] <= 1.2 * table[(small, "banked")] else "missed"
-        print(
-            f"target: train {label} seconds per generation at N={large} at most 1.2x N={small} (banked): {verdict}"
-        )
-    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        print("(medians per generation; games: finished training games; opponents: distinct ones among them)")
+        wall: dict[tuple[int, str], float] = {}
+        cpu: dict[tuple[int, str], float] = {}
+        for (n, path), runs in rows.items():
+            wall[(n, path)] = statistics.median(r[0] for r in runs)
+            cpu[(n, path)] = statistics.median(r[1] for r in runs)
+            games, opponents, env_steps = (int(statistics.median(r[i] for r in runs)) for i in (2, 3, 4))
+            print(
+                f"{n:>8} {path:>11} {wall[(n, path)]:>11.2f} {cpu[(n, path)]:>10.2f} {games:>6} {opponents:>10} "
+                f"{env_steps:>10}   wall [{' '.join(f'{r[0]:.2f}' for r in runs)}]"
+            )
+        small, large = sizes
+        for path in PATHS:
+            print(
+                f"{path:>11}: N={large} / N={small} = {wall[(large, path)] / wall[(small, path)]:.2f}x wall, "
+                f"{cpu[(large, path)] / cpu[(small, path)]:.2f}x CPU"
+            )
+        for label, table in (("wall", wall), ("CPU", cpu)):
+            verdict = "met" if table[(large, "banked")] <= 1.2 * table[(small, "banked")] else "missed"
+            print(
+                f"target: train {label} seconds per generation at N={large} at most 1.2x N={small} (banked): {verdict}"
+            )
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+try:
+    from bench_output import recorded
+except ImportError:  # imported by a test rather than run as a script
+    from bench.bench_output import recorded
+
 ROOT = Path(__file__).resolve().parents[1]
 RPS = ROOT / "expr_configs" / "rps_tiny.yaml"
 SMALL = ["scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8", "logging.console=quiet"]
@@ -103,53 +108,55 @@ def main() -> int:
         "--compare", type=Path, default=None, help="also resume a copy with the code of this checkout"
     )
     ap.add_argument("--work", type=Path, default=None, help="scratch directory (default: a temp dir)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = ap.parse_args()
-    mb = 50 if args.quick else args.mb
-    work = Path(tempfile.mkdtemp(prefix="resume_bench_", dir=args.work))
-    try:
-        run_dir = work / "run"
-        code, _, _, _, err = run(
-            ROOT, ["--config", str(RPS), "--run-dir", str(run_dir), "stop.max_generations=2", *SMALL]
-        )
-        assert code == 0, err
-        cut, lines = inflate(run_dir, mb)
-        size = (run_dir / "matches.jsonl").stat().st_size
-        print(
-            f"match log: {size / 2**20:.0f} MB ({lines:,} synthesised games), committed part {cut / 2**20:.0f} MB"
-        )
-        copies = [("this checkout", ROOT, run_dir)]
-        if args.compare is not None:
-            other = work / "run_compare"
-            shutil.copytree(run_dir, other)
-            copies.append((f"{args.compare}", args.compare.resolve(), other))
-        rows = []
-        for label, code_root, rd in copies:
-            r1 = run(code_root, ["--resume", str(rd), "stop.max_generations=2"])
-            after = (rd / "matches.jsonl").stat().st_size
-            r2 = run(code_root, ["--resume", str(rd), "stop.max_generations=3"])
-            r3 = run(code_root, ["report", str(rd)])
-            for what, (c, w, cpu, m, e) in (
-                ("resume, no generation left", r1),
-                ("resume + 1 generation", r2),
-                ("report", r3),
-            ):
-                assert c == 0, (label, what, e)
-                rows.append((label, what, w, cpu, m))
-            print(
-                f"{label}: match log after resume {after / 2**20:.1f} MB (cut at the checkpoint: {after == cut})"
+    with recorded(args.out):
+        mb = 50 if args.quick else args.mb
+        work = Path(tempfile.mkdtemp(prefix="resume_bench_", dir=args.work))
+        try:
+            run_dir = work / "run"
+            code, _, _, _, err = run(
+                ROOT, ["--config", str(RPS), "--run-dir", str(run_dir), "stop.max_generations=2", *SMALL]
             )
-        print()
-        load = os.getloadavg()
-        print(
-            f"load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} CPUs"
-        )
-        print("| code | command | wall s | CPU s | peak RSS MB |")
-        print("|---|---|---:|---:|---:|")
-        for label, what, w, cpu, m in rows:
-            print(f"| {label} | {what} | {w:.1f} | {cpu:.1f} | {m:.0f} |")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+            assert code == 0, err
+            cut, lines = inflate(run_dir, mb)
+            size = (run_dir / "matches.jsonl").stat().st_size
+            print(
+                f"match log: {size / 2**20:.0f} MB ({lines:,} synthesised games), committed part {cut / 2**20:.0f} MB"
+            )
+            copies = [("this checkout", ROOT, run_dir)]
+            if args.compare is not None:
+                other = work / "run_compare"
+                shutil.copytree(run_dir, other)
+                copies.append((f"{args.compare}", args.compare.resolve(), other))
+            rows = []
+            for label, code_root, rd in copies:
+                r1 = run(code_root, ["--resume", str(rd), "stop.max_generations=2"])
+                after = (rd / "matches.jsonl").stat().st_size
+                r2 = run(code_root, ["--resume", str(rd), "stop.max_generations=3"])
+                r3 = run(code_root, ["report", str(rd)])
+                for what, (c, w, cpu, m, e) in (
+                    ("resume, no generation left", r1),
+                    ("resume + 1 generation", r2),
+                    ("report", r3),
+                ):
+                    assert c == 0, (label, what, e)
+                    rows.append((label, what, w, cpu, m))
+                print(
+                    f"{label}: match log after resume {after / 2**20:.1f} MB (cut at the checkpoint: {after == cut})"
+                )
+            print()
+            load = os.getloadavg()
+            print(
+                f"load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} CPUs"
+            )
+            print("| code | command | wall s | CPU s | peak RSS MB |")
+            print("|---|---|---:|---:|---:|")
+            for label, what, w, cpu, m in rows:
+                print(f"| {label} | {what} | {w:.1f} | {cpu:.1f} | {m:.0f} |")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
 
 
 if __name__ == "__main__":

@@ -35,10 +35,12 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from bench_output import recorded
 
 import envs
 from envs.base import BatchedEnv
@@ -238,41 +240,43 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="short slices, local backend only")
     parser.add_argument("--profile", action="store_true", help="cProfile the local framework path")
     parser.add_argument("--no-ray", action="store_true", help="local backend only")
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    torch.set_num_threads(1)  # what every RolloutWorker sets
-    sizes = Sizes(64, 64, 0.3, 1) if args.quick else Sizes(64, 64, 0.5, 12)
-    print(
-        f"envs_per_worker={sizes.envs_per_worker} steps_per_call={sizes.steps_per_call} "
-        f"slices={sizes.repeats} x {sizes.slice_s:.1f} s (median); {os.cpu_count()} cores; torch threads 1"
-    )
-    backends: list[tuple[str, int]] = [("local", 1)]
-    if not (args.quick or args.no_ray):
-        backends += [("ray", 1), ("ray", 2)]
-    print(
-        f"{'config':<31} {'backend':<10} {'framework steps/s':>17} {'raw steps/s':>12} {'ratio':>6} "
-        f"{'in-worker':>9}"
-    )
-    ray_executor: Executor | None = None
-    try:
-        for case in CASES:
-            for backend, workers in backends:
-                if backend == "ray" and ray_executor is None:
-                    ray_executor = build_executor("ray", num_cpus=2, object_store_mb=256)
-                executor = LocalExecutor() if backend == "local" else ray_executor
-                assert executor is not None
-                m = measure(case, executor, workers, sizes)
-                label = f"{backend} x{workers}"
-                print(
-                    f"{case.label:<31} {label:<10} {m.framework:>17,.0f} {m.raw:>12,.0f} "
-                    f"{m.ratio:>6.2f} {m.in_worker:>9.0%}"
-                )
-    finally:
-        if ray_executor is not None:
-            ray_executor.shutdown()
-    if args.profile:
-        for case in CASES:
-            print(f"\ncProfile, local framework path, {case.label} (top entries by own time):")
-            print(profile_local(case, sizes, 15))
+    with recorded(args.out):
+        torch.set_num_threads(1)  # what every RolloutWorker sets
+        sizes = Sizes(64, 64, 0.3, 1) if args.quick else Sizes(64, 64, 0.5, 12)
+        print(
+            f"envs_per_worker={sizes.envs_per_worker} steps_per_call={sizes.steps_per_call} "
+            f"slices={sizes.repeats} x {sizes.slice_s:.1f} s (median); {os.cpu_count()} cores; torch threads 1"
+        )
+        backends: list[tuple[str, int]] = [("local", 1)]
+        if not (args.quick or args.no_ray):
+            backends += [("ray", 1), ("ray", 2)]
+        print(
+            f"{'config':<31} {'backend':<10} {'framework steps/s':>17} {'raw steps/s':>12} {'ratio':>6} "
+            f"{'in-worker':>9}"
+        )
+        ray_executor: Executor | None = None
+        try:
+            for case in CASES:
+                for backend, workers in backends:
+                    if backend == "ray" and ray_executor is None:
+                        ray_executor = build_executor("ray", num_cpus=2, object_store_mb=256)
+                    executor = LocalExecutor() if backend == "local" else ray_executor
+                    assert executor is not None
+                    m = measure(case, executor, workers, sizes)
+                    label = f"{backend} x{workers}"
+                    print(
+                        f"{case.label:<31} {label:<10} {m.framework:>17,.0f} {m.raw:>12,.0f} "
+                        f"{m.ratio:>6.2f} {m.in_worker:>9.0%}"
+                    )
+        finally:
+            if ray_executor is not None:
+                ray_executor.shutdown()
+        if args.profile:
+            for case in CASES:
+                print(f"\ncProfile, local framework path, {case.label} (top entries by own time):")
+                print(profile_local(case, sizes, 15))
 
 
 if __name__ == "__main__":

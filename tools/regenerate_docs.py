@@ -221,6 +221,71 @@ def render_psro_kuhn_run(data: Path) -> str:
     )
 
 
+def render_league_leduc_run(data: Path) -> str:
+    """The shipped league_leduc.yaml run: the exact NashConv of the Nash mixture per generation."""
+    records = _jsonl(data / "generations.jsonl")
+    config = (data / "config.yaml").read_text(encoding="utf-8")
+    target = re.search(r"target_nash_conv:\s*([\d.]+)", config)
+    last = records[-1]
+    best = min(records, key=lambda r: r["nash_conv"])
+    reached = target is not None and last["nash_conv"] <= float(target[1])
+    lines = [
+        "| gen | " + " | ".join(str(r["generation"]) for r in records) + " |",
+        "|---|" + "---|" * len(records),
+        "| nash_conv | "
+        + " | ".join(
+            (f"**{r['nash_conv']:.3f}**" if r is last and reached else f"{r['nash_conv']:.3f}")
+            for r in records
+        )
+        + " |",
+        "| wall s | " + " | ".join(f"{r['wall_s']:.0f}" for r in records) + " |",
+        "",
+        f"The run stopped at generation {last['generation']} with NashConv {last['nash_conv']:.3f}"
+        + (f" (its target, {float(target[1])}, reached)" if reached else "")
+        + f", after {last['env_steps'] / 1e6:.2f} M env steps and {len(last['population'])} members"
+        + (
+            ""
+            if best is last
+            else f"; the lowest was {best['nash_conv']:.3f} at generation {best['generation']}"
+        )
+        + f". The last generation ended {last['wall_s']:.0f} s after the start. {_provenance(data)}",
+    ]
+    return "\n".join(lines)
+
+
+def render_league_leduc_duration(data: Path) -> str:
+    """The quickstart's one line about the league_leduc.yaml run."""
+    last = _jsonl(data / "generations.jsonl")[-1]
+    return (
+        f"(In our run: NashConv {last['nash_conv']:.3f} at generation {last['generation']}, "
+        f"{_minutes(last['wall_s'])} after the start. {_provenance(data)})"
+    )
+
+
+def render_league_run_duration(data: Path) -> str:
+    """The quickstart's one line about how long the league.yaml run took."""
+    records = _jsonl(data / "generations.jsonl")
+    return (
+        f"(In our run: {len(records)} generations, the last ending {_minutes(records[-1]['wall_s'])} after the "
+        f"start; starting and stopping the local Ray instance adds to the command's time. {_provenance(data)})"
+    )
+
+
+def render_rps_tiny_run(data: Path) -> str:
+    """The quickstart's one line about the rps_tiny.yaml run."""
+    records = _jsonl(data / "generations.jsonl")
+    return (
+        f"(In our run: {len(records)} generations, the last ending {records[-1]['wall_s']:.1f} s after the "
+        f"start, {len(records[-1]['population'])} members; Python's start and imports come on top. "
+        f"{_provenance(data)})"
+    )
+
+
+def _minutes(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
+
+
 def render_tensorboard_cost(data: Path) -> str:
     result = json.loads(data.read_text(encoding="utf-8"))
     versions = ", ".join(f"{k} {v}" for k, v in result["versions"].items())
@@ -248,6 +313,77 @@ def render_bench_text(data: Path) -> str:
     return intro + ":\n\n```\n" + "\n".join(body) + "\n```"
 
 
+def _bench_lines(data: Path) -> list[str]:
+    """The output lines of a bench's ``--out`` file (its ``# ...`` header left out)."""
+    return [line for line in data.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+
+
+def _met(ok: bool) -> str:
+    return "**met**" if ok else "**not met**"
+
+
+def _span(values: list[float], fmt: str = "{:.2f}") -> str:
+    low, high = min(values), max(values)
+    return fmt.format(low) if fmt.format(low) == fmt.format(high) else f"{fmt.format(low)}-{fmt.format(high)}"
+
+
+def render_env_throughput(data: Path) -> str:
+    """Env throughput with the target read from its rows: batched >= 20x per-game at B = 1024 for
+    battalion and leduc_poker."""
+    rows = {}
+    for line in _bench_lines(data):
+        m = re.match(r"^(.+?)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)x$", line.strip())
+        if m:
+            rows[(m[1], int(m[2]))] = float(m[5])
+    at = {env: rows[(env, 1024)] for env in ("battalion 2v2", "leduc_poker")}
+    verdict = ", ".join(f"{env} {ratio:.1f}x" for env, ratio in at.items())
+    return (
+        render_bench_text(data)
+        + "\n\nTarget, batched at least 20x the per-game loop at B = 1024 for battalion and leduc_poker: "
+        + f"{_met(all(r >= 20 for r in at.values()))} ({verdict})."
+    )
+
+
+def render_rollout_throughput(data: Path) -> str:
+    """Rollout throughput with the local backend's target (framework / raw at least 0.8) and the
+    spread of the Ray rows read from its rows."""
+    rows: dict[str, list[tuple[float, int]]] = {}
+    for line in _bench_lines(data):
+        m = re.match(r"^.+?\s+(local|ray) x(\d)\s+[\d,]+\s+[\d,]+\s+([\d.]+)\s+(\d+)%$", line.strip())
+        if m:
+            rows.setdefault(f"{m[1]} x{m[2]}", []).append((float(m[3]), int(m[4])))
+    local = [r for r, _ in rows.get("local x1", [])]
+    parts = [
+        "Target, framework / raw at least 0.8 on the local backend: "
+        + f"{_met(bool(local) and min(local) >= 0.8)} ({_span(local)})."
+    ]
+    ray = {k: v for k, v in rows.items() if k.startswith("ray")}
+    if ray:
+        spans = "; ".join(
+            f"{k.replace('ray x', '')} worker{'s' if not k.endswith('x1') else ''} {_span([r for r, _ in v])}"
+            for k, v in sorted(ray.items())
+        )
+        inside = [share for v in ray.values() for _, share in v]
+        parts.append(f"Ray, framework / raw: {spans}; `in-worker` {_span(inside, '{:.0f}')}%.")
+    return render_bench_text(data) + "\n\n" + " ".join(parts)
+
+
+def render_resume_long_run(data: Path) -> str:
+    """The resume bench with its targets read from its table: the resume with no generation left
+    peaks below 1 GB and takes at most 30 s of wall time."""
+    rows = {}
+    for line in _bench_lines(data):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] == "this checkout" and cells[2] != "wall s":
+            rows[cells[1]] = (float(cells[2]), float(cells[3]), float(cells[4]))
+    wall, cpu, rss = rows["resume, no generation left"]
+    return (
+        render_bench_text(data)
+        + f"\n\nTargets for the resume with no generation left: peak memory below 1 GB {_met(rss < 1024)} "
+        f"({rss:.0f} MB); at most 30 s of wall time {_met(wall <= 30)} ({wall:.1f} s, {cpu:.1f} s of CPU)."
+    )
+
+
 FIGURES = (
     Figure("league_run_table", "league.md", "league_run", render_league_run_table),
     Figure("league_run_console", "quickstart.md", "league_run", render_league_run_console),
@@ -259,8 +395,44 @@ FIGURES = (
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
+    Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
+    Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),
+    Figure("league_leduc_run_quickstart", "quickstart.md", "league_leduc_run", render_league_leduc_duration),
+    Figure("league_leduc_run", "league.md", "league_leduc_run", render_league_leduc_run),
+    Figure("env_throughput", "benchmarks.md", "bench/env_throughput.txt", render_env_throughput),
+    Figure("rollout_throughput", "benchmarks.md", "bench/rollout_throughput.txt", render_rollout_throughput),
+    Figure("league_scale", "benchmarks.md", "bench/league_scale.txt", render_bench_text),
+    Figure(
+        "population_rollout_leduc", "benchmarks.md", "bench/population_rollout_leduc.txt", render_bench_text
+    ),
+    Figure(
+        "population_rollout_battalion",
+        "benchmarks.md",
+        "bench/population_rollout_battalion.txt",
+        render_bench_text,
+    ),
+    Figure("nash_solver", "benchmarks.md", "bench/nash_solver.txt", render_bench_text),
+    Figure("exploitability_psro_kuhn", "benchmarks.md", "exploitability/psro_kuhn.txt", render_bench_text),
+    Figure(
+        "exploitability_psro_leduc_solvers",
+        "benchmarks.md",
+        "exploitability/psro_leduc_solvers.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "exploitability_league_leduc", "benchmarks.md", "exploitability/league_leduc.txt", render_bench_text
+    ),
+    Figure("resume_long_run", "benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
+    Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
+    Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
+    Figure("meta_stability_budget", "league.md", "bench/meta_stability_budget.txt", render_bench_text),
 )
-CAPTURES = {"league_run": capture_league_run, "psro_kuhn_run": capture_run}
+CAPTURES = {
+    "league_run": capture_league_run,
+    "psro_kuhn_run": capture_run,
+    "league_leduc_run": capture_run,
+    "rps_tiny_run": capture_run,
+}
 
 
 # ---------------------------------------------------------------------------- blocks

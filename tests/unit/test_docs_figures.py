@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -53,3 +55,50 @@ def test_a_changed_number_in_the_data_makes_the_figure_stale(tmp_path: Path) -> 
     assert TOOL.write(figure, docs, data)
     assert TOOL.current(figure, docs) == TOOL.rendered(figure, data)
     assert f"| 0 | {first['wall_s']:.0f} |" in (docs / "league.md").read_text()
+
+
+def test_a_bench_out_file_renders_with_its_command_machine_and_versions(tmp_path: Path) -> None:
+    out = tmp_path / "meta_stability.txt"
+    command = [
+        sys.executable,
+        "bench/meta_stability.py",
+        "--solvers",
+        "nash",
+        "--sizes",
+        "10",
+        "--draws",
+        "3",
+    ]
+    done = subprocess.run(
+        [*command, "--out", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    body = TOOL.render_bench_text(out)
+    assert body.startswith(
+        "Command: `python bench/meta_stability.py --solvers nash --sizes 10 --draws 3`, "
+    ), body
+    assert "--out" not in body and "CPUs" in body and "torch" in body and "load average" in body
+    assert done.stdout.strip() in body  # everything the bench printed, as printed
+
+
+def test_a_target_verdict_follows_the_rows_of_its_data(tmp_path: Path) -> None:
+    data = tmp_path / "env_throughput.txt"
+    original = (ROOT / "docs" / "data" / "bench" / "env_throughput.txt").read_text()
+    data.write_text(original)
+    assert "**met**" in TOOL.render_env_throughput(data)
+    lines = [
+        (
+            line[: line.rindex(" ", 0, len(line) - 1)] + "   19.9x"
+            if line.startswith("battalion 2v2   1024")
+            else line
+        )
+        for line in original.splitlines()
+    ]
+    data.write_text("\n".join(lines) + "\n")
+    rendered = TOOL.render_env_throughput(data)
+    assert "**not met** (battalion 2v2 19.9x" in rendered
