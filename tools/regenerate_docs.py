@@ -25,7 +25,17 @@ Data sets and how to renew them:
 - ``psro_kuhn_run``: ``python main.py --config expr_configs/psro_kuhn.yaml --run-dir runs/docs_kuhn``,
   then ``python tools/regenerate_docs.py --capture psro_kuhn_run runs/docs_kuhn``;
 - ``tensorboard_cost``: ``python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json``,
-  then ``python tools/regenerate_docs.py --only tensorboard_cost``.
+  then ``python tools/regenerate_docs.py --only tensorboard_cost``;
+- ``league_leduc_run``, ``rps_tiny_run``: ``python main.py --config expr_configs/league_leduc.yaml``
+  (``rps_tiny.yaml``) ``--run-dir RUN_DIR``, then ``--capture league_leduc_run RUN_DIR``
+  (``rps_tiny_run``);
+- ``psro_leduc_run``: ``python main.py --config expr_configs/psro_leduc.yaml stop.target_nash_conv=0.1
+  --run-dir RUN_DIR``, then ``--capture psro_leduc_run RUN_DIR``;
+- a bench's text output (``docs/data/bench/``, ``docs/data/exploitability/``): the command the
+  figure names with ``--out docs/data/FILE`` added (``bench/bench_output.py`` writes the command,
+  date, CPUs, load average and versions as the file's first lines), with ``PYTHONPATH=.`` so that
+  the bench imports this checkout, then ``python tools/regenerate_docs.py --only FIGURE``.
+  ``--list`` shows which file each figure reads.
 """
 
 from __future__ import annotations
@@ -281,6 +291,32 @@ def render_rps_tiny_run(data: Path) -> str:
     )
 
 
+def render_psro_leduc_run(data: Path) -> str:
+    """The shipped psro_leduc.yaml run against its target: NashConv at most 0.1 within 3 minutes
+    (the clock without the NashConv measurement, as bench/exploitability_per_minute.py counts it)."""
+    records = _jsonl(data / "generations.jsonl")
+    measuring = 0.0
+    reached = None
+    for r in records:
+        measuring += float(r.get("timings", {}).get("exploitability", 0.0))
+        if reached is None and r["nash_conv"] <= 0.1:
+            reached = (r, r["wall_s"] - measuring)
+    last = records[-1]
+    if reached is None:
+        body = (
+            f"It did not reach 0.1: NashConv {last['nash_conv']:.3f} at generation {last['generation']}, "
+            f"{last['wall_s']:.0f} s after the start. Target {_met(False)}."
+        )
+    else:
+        r, clock = reached
+        body = (
+            f"NashConv {r['nash_conv']:.3f} at generation {r['generation']}, {r['wall_s']:.0f} s after the start "
+            f"({clock:.0f} s without the NashConv measurement). Target, at most 0.1 within 3 minutes: "
+            f"{_met(clock <= 180)}."
+        )
+    return f"{body} {_provenance(data)}"
+
+
 def _minutes(seconds: float) -> str:
     whole = round(seconds)
     return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
@@ -419,6 +455,7 @@ FIGURES = (
         "exploitability/psro_leduc_solvers.txt",
         render_bench_text,
     ),
+    Figure("psro_leduc_run", "benchmarks.md", "psro_leduc_run", render_psro_leduc_run),
     Figure(
         "exploitability_league_leduc", "benchmarks.md", "exploitability/league_leduc.txt", render_bench_text
     ),
@@ -432,6 +469,7 @@ CAPTURES = {
     "psro_kuhn_run": capture_run,
     "league_leduc_run": capture_run,
     "rps_tiny_run": capture_run,
+    "psro_leduc_run": capture_run,
 }
 
 
@@ -455,7 +493,13 @@ def current(figure: Figure, docs: Path = DOCS) -> str:
 
 def rendered(figure: Figure, data: Path = DATA) -> str:
     """The block's body as the data set gives it (ending with a newline)."""
-    return figure.render(data / figure.data).rstrip("\n") + "\n"
+    path = data / figure.data
+    if not path.exists():
+        raise SystemExit(
+            f"figure {figure.name}: its data {path} is missing; make it with the command that "
+            "python tools/regenerate_docs.py --help gives for its data set"
+        )
+    return figure.render(path).rstrip("\n") + "\n"
 
 
 def write(figure: Figure, docs: Path = DOCS, data: Path = DATA) -> bool:
@@ -479,7 +523,9 @@ def selected(only: list[str]) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="+", default=[], help="figure names or data sets")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a figure is stale")
     parser.add_argument("--list", action="store_true", help="list the figures")
