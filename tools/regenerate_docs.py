@@ -75,8 +75,8 @@ class Figure:
 # ---------------------------------------------------------------------------- data sets
 
 
-def capture_run(run_dir: Path, out: Path) -> list[dict[str, Any]]:
-    """Copy a run's records, manifest, config and last payoff table into ``out``; the records."""
+def capture_run(run_dir: Path, out: Path, payoff: bool = True) -> list[dict[str, Any]]:
+    """Copy a run's records, manifest, config and (``payoff``) last payoff table into ``out``; the records."""
     run_dir = Path(run_dir)
     records = _jsonl(run_dir / "generations.jsonl")
     if not records:
@@ -86,8 +86,9 @@ def capture_run(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     out.mkdir(parents=True)
     for name in ("generations.jsonl", "manifest.json", "config.yaml"):
         shutil.copyfile(run_dir / name, out / name)
-    last = records[-1]["generation"]
-    shutil.copyfile(run_dir / "payoff" / f"gen_{last:04d}.json", out / "last_payoff.json")
+    if payoff:
+        last = records[-1]["generation"]
+        shutil.copyfile(run_dir / "payoff" / f"gen_{last:04d}.json", out / "last_payoff.json")
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "captured_from": str(run_dir)}
     (out / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
     return records
@@ -469,7 +470,7 @@ CAPTURES = {
     "psro_kuhn_run": capture_run,
     "league_leduc_run": capture_run,
     "rps_tiny_run": capture_run,
-    "psro_leduc_run": capture_run,
+    "psro_leduc_run": lambda run_dir, out: capture_run(run_dir, out, payoff=False),  # 100+ members: 0.8 MB
 }
 
 
