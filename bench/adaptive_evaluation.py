@@ -357,15 +357,16 @@ def fewest(rows: Sequence[tuple[int, list[float]]], target: float) -> int | None
     return best
 
 
-def machine_line() -> str:
+def machine_line(git: bool = True) -> str:
     import torch
 
     from light_league.run_dir import git_revision
 
     load = os.getloadavg()
-    rev = str(git_revision())
+    rev = str(git_revision()) if git else ""
     return (
-        f"light_league git {rev[:12]}{'-dirty' if rev.endswith('-dirty') else ''}; {os.cpu_count()} CPUs ({platform.platform()}), load average {load[0]:.1f} / {load[1]:.1f} / "
+        (f"light_league git {rev[:12]}{'-dirty' if rev.endswith('-dirty') else ''}; " if git else "")
+        + f"{os.cpu_count()} CPUs ({platform.platform()}), load average {load[0]:.1f} / {load[1]:.1f} / "
         f"{load[2]:.1f}; Python {platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}"
     )
 
@@ -380,6 +381,22 @@ def spend_by_support(
         inside = (meta.get(a, 0.0) > 1e-3) + (meta.get(b, 0.0) > 1e-3)
         counts[2 - inside] += n
     return counts[0] / total, counts[1] / total, counts[2] / total
+
+
+def undecided(ref: dict[str, Any], support: dict[str, float]) -> list[str]:
+    """``a-b rate [low, high] (games)`` for the reference cells of a support member whose 95%
+    interval holds 0.5."""
+    from light_league.game_theory.uncertainty import cell_intervals
+
+    ids = ref["ids"]
+    rates, games = np.array(ref["win_rates"]), np.array(ref["games"])
+    low, high = cell_intervals(rates, games)
+    return [
+        f"{a}-{b} {rates[i, j]:.3f} [{low[i, j]:.3f}, {high[i, j]:.3f}] ({games[i, j]:.0f} games)"
+        for i, a in enumerate(ids)
+        for j, b in enumerate(ids)
+        if i != j and a in support and (b not in support or i < j) and low[i, j] <= 0.5 <= high[i, j]
+    ]
 
 
 def run_bench(
@@ -535,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         emit=emit,
     )
     emit(
-        f"# finished {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} after {time.perf_counter() - start:.0f} s; {machine_line()}"
+        f"# finished {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} after {time.perf_counter() - start:.0f} s; {machine_line(git=False)}"
     )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
