@@ -65,8 +65,8 @@ BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4
 #: learned members: the two that joined the run in every fifth generation (5, 10, ..., 25) and in
 #: its last one (29); the run's final Nash support (league_exploiter_0-v12, -v14) is among them
 RUN_GENERATIONS = (5, 10, 15, 20, 25, 29)
-FIXED = (8, 16, 32, 64, 128, 256, 512, 1000)
-BUDGETS = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000)
+FIXED = (16, 32, 64, 128, 256, 512, 768, 1000)
+BUDGETS = (250, 375, 500, 750, 1000, 1500, 2000)
 REFERENCE_SEED = 1_000_003
 CHUNK = 64  #: a bank plays at least this many games of a pair when it runs short
 
@@ -475,7 +475,7 @@ def run_bench(
         m: fewest([(max(r.games for r in runs), tvs) for _, tvs, runs in rows], target)
         for m, rows in results.items()
     }
-    for m in ("fixed", "adaptive"):
+    for m in [m for m in ("fixed", "adaptive") if results[m]]:
         emit(
             f"fewest games with TV <= {target} in every seed ({m}): "
             + ("not reached in the grid" if best[m] is None else str(best[m]))
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-games", type=int, default=1000, help="games per pair of the reference")
     parser.add_argument("--reference", type=Path, help="reference table cache (JSON)")
     parser.add_argument("--cache", type=Path, help="folder for each seed's bank of games")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--fixed", type=int, nargs="+", default=list(FIXED), help="episodes_per_pair values")
     parser.add_argument(
         "--budgets", type=int, nargs="+", default=list(BUDGETS), help="adaptive_budget values"
