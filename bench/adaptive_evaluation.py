@@ -432,6 +432,10 @@ def run_bench(
         f"{ref['stability_tv_mean']}."
     )
     emit(
+        "Reference cells of a support member whose 95% interval holds 0.5 (what decides its mixture): "
+        + (", ".join(undecided(ref, support)) or "none")
+    )
+    emit(
         "Reference meta-strategy: "
         + ", ".join(f"{k} {v:.3f}" for k, v in sorted(support.items(), key=lambda kv: -kv[1]))
     )
