@@ -499,9 +499,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", type=Path, help="reference table cache (JSON)")
     parser.add_argument("--cache", type=Path, help="folder for each seed's bank of games")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--fixed", type=int, nargs="+", default=list(FIXED), help="episodes_per_pair values")
     parser.add_argument(
-        "--budgets", type=int, nargs="+", default=list(BUDGETS), help="adaptive_budget values"
+        "--fixed", type=int, nargs="*", default=list(FIXED), help="episodes_per_pair values (none: skip)"
+    )
+    parser.add_argument(
+        "--budgets", type=int, nargs="*", default=list(BUDGETS), help="adaptive_budget values (none: skip)"
     )
     parser.add_argument("--batch", type=int, default=16, help="adaptive_batch")
     parser.add_argument("--cap", type=int, default=1000, help="adaptive_cap")
