@@ -26,6 +26,11 @@ Data sets and how to renew them:
   then ``python tools/regenerate_docs.py --capture psro_kuhn_run runs/docs_kuhn``;
 - ``tensorboard_cost``: ``python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json``,
   then ``python tools/regenerate_docs.py --only tensorboard_cost``.
+- ``adaptive_evaluation``: ``python bench/adaptive_evaluation.py --run runs/docs_league --reference
+  docs/data/adaptive_evaluation_reference.json --cache CACHE --out docs/data/adaptive_evaluation.txt``
+  (the ``league_run`` run; the reference table is read from its file when it is there), then
+  ``python tools/regenerate_docs.py --only adaptive_evaluation``; ``adaptive_evaluation_before``
+  is the same bench on the allocation before it was changed (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -259,6 +264,10 @@ FIGURES = (
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
+    Figure("adaptive_evaluation", "benchmarks.md", "adaptive_evaluation.txt", render_bench_text),
+    Figure(
+        "adaptive_evaluation_before", "benchmarks.md", "adaptive_evaluation_before.txt", render_bench_text
+    ),
 )
 CAPTURES = {"league_run": capture_league_run, "psro_kuhn_run": capture_run}
 

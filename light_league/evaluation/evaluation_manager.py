@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.algorithms.base import Policy
@@ -31,6 +33,28 @@ def exact_supported(env_name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def share_batches(priorities: list[float], room: list[float], total: int) -> list[int]:
+    """``total`` batches shared in proportion to ``priorities`` (largest remainders first), at
+    most ``room[i]`` to pair ``i``; what a full pair cannot take goes to the others."""
+    p = np.asarray(priorities, dtype=np.float64)
+    cap = np.maximum(np.asarray(room, dtype=np.float64), 0.0).astype(np.int64)
+    out = np.zeros(p.size, dtype=np.int64)
+    left = int(total)
+    while left > 0:
+        open_ = (out < cap) & (p > 0)
+        if not open_.any():
+            break
+        want = np.where(open_, p, 0.0) * left / p[open_].sum()
+        take = np.minimum(np.floor(want).astype(np.int64), cap - out)
+        if take.sum() == 0:  # every share below one batch: one each, largest remainders first
+            order = np.argsort(-want, kind="stable")[:left]
+            take = np.zeros_like(out)
+            take[order[open_[order]]] = 1
+        out += take
+        left -= int(take.sum())
+    return out.tolist()
 
 
 @dataclass
@@ -115,18 +139,30 @@ class EvaluationManager:
     ) -> tuple[int, int]:
         """Spend the rest of the generation's budget in rounds of about a quarter of it each.
 
-        Every round re-ranks the played pairs (:meth:`AgentManager.refinement_pairs`) on the
-        table as it stands and plays ``adaptive_batch`` more games (per seat order) of the top
-        ones. Returns ``(games, env_steps)`` played.
+        Every round re-ranks the played pairs on the table as it stands
+        (:meth:`AgentManager.refinement_priorities`) and shares the round's batches of
+        ``adaptive_batch`` games (per seat order) among them in proportion to their priority
+        (largest remainders first; none past a cell's cap by more than one batch). Stops early
+        when no cell has a priority left. Returns ``(games, env_steps)`` played.
         """
         per_pair = self.episodes_per_pair * (1 if self.spec.symmetric else 2)
-        round_pairs = max(1, self.adaptive_budget // (4 * per_pair))
+        round_batches = max(1, self.adaptive_budget // (4 * per_pair))
         games = steps = 0
         while (left := self.adaptive_budget - spent - games) >= per_pair:
-            chosen = agents.refinement_pairs(self.adaptive_cap)[: min(round_pairs, left // per_pair)]
+            ranked = agents.refinement_priorities(self.adaptive_cap)
+            room = [
+                -(-(self.adaptive_cap - agents.payoff_table.games(a, b)) // per_pair) for a, b, _ in ranked
+            ]
+            batches = share_batches([p for _, _, p in ranked], room, min(round_batches, left // per_pair))
+            chosen = [(a, b, k) for (a, b, _), k in zip(ranked, batches) if k > 0]
             if not chosen:
                 break
-            result = self.rollout.evaluate(self.pairings(chosen), progress)
+            pairings = [
+                (x, y, k * self.episodes_per_pair)
+                for a, b, k in chosen
+                for x, y in ((a, b),) + (() if self.spec.symmetric else ((b, a),))
+            ]
+            result = self.rollout.evaluate(pairings, progress)
             if not result.results:
                 break
             agents.record_evaluation(result.results, result.behaviour)
