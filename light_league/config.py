@@ -134,10 +134,12 @@ class EvaluationSection(Section):
     episodes_per_pair: int | Literal["adaptive"] = 50
     """Games per ordered pairing when a new member meets every other member (per seat order; 1 to
     1,000,000), or ``adaptive``: new pairings get ``adaptive_batch`` games, then the rest of
-    ``adaptive_budget`` goes, in rounds, to the cells that matter most (experimental; see
-    docs/league.md)."""
+    ``adaptive_budget`` goes, in rounds, to the cells most likely to change which members the
+    meta-strategy uses (see docs/league.md; measured in docs/benchmarks.md, "Adaptive
+    evaluation")."""
     adaptive_budget: int = Field(2000, ge=1, le=100_000_000)
-    """``adaptive``: evaluation games per generation (new pairings are always played once)."""
+    """``adaptive``: most evaluation games per generation (new pairings are always played once;
+    a generation stops early when no cell can change the meta-strategy)."""
     adaptive_batch: int = Field(16, ge=1, le=1_000_000)
     """``adaptive``: games per seat order each time a pairing is played."""
     adaptive_cap: int = Field(1000, ge=1, le=100_000_000)
