@@ -38,7 +38,7 @@ from light_league.evaluation.evaluation_manager import EvaluationManager, exact_
 from light_league.execution import Handle, build_executor
 from light_league.execution.base import ComponentLost, WorkerDied
 from light_league.game_theory.meta_solvers import build_meta_solver
-from light_league.league.agent_pool import AgentType
+from light_league.league.agent_pool import BUILT_IN_ROLES, AgentType, learner_role
 from light_league.league.match_database import record_generation
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
@@ -57,9 +57,6 @@ if TYPE_CHECKING:
     from light_league.runner import Runner
 
 log = logging.getLogger(__name__)
-
-#: learners whose initial weights join the population before the first generation
-INITIAL_MEMBER_ROLES = (AgentType.MAIN_AGENT, AgentType.BEST_RESPONSE)
 
 
 def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
@@ -89,7 +86,12 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
             f"set league.pool_max_size={need} or more"
         )
     _learner_class(config)  # resolves the learner kind and validates its options
+    known = sorted({*BUILT_IN_ROLES, *roles})
     for role in config.learner.mappo_by_role:
+        if role not in known:
+            raise ConfigError(
+                f"learner.mappo_by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
+            )
         config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
     build_meta_solver(config.league.meta_solver)
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
@@ -188,7 +190,8 @@ def _assemble(
     )
     learner_cls, learner_cfg = _learner_class(config)
     learners: dict[str, Handle] = {}
-    for setup in scheduler.learners():
+    setups = scheduler.learners()
+    for setup in setups:
         agents.register_learner(setup.learner_id, setup.role)
         role_cfg = (
             config.learner.mappo_for(setup.role.value) if config.learner.kind == "mappo" else learner_cfg
@@ -262,11 +265,11 @@ def _assemble(
         runner.logger = build_logger(config.logging, run_dir.root, resume_step=start_gen)
     else:
         runner.logger = build_logger(config.logging, run_dir.root)
-        _bootstrap(runner)
+        _bootstrap(runner, [s.learner_id for s in setups if s.initial_member])
     return runner
 
 
-def _bootstrap(runner: Runner) -> None:
+def _bootstrap(runner: Runner, initial_members: list[str]) -> None:
     """Baselines and the learners' initial weights join the population; first checkpoint."""
     env_name = runner.config.env.name
     for name in runner.config.evaluation.baselines:
@@ -274,8 +277,8 @@ def _bootstrap(runner: Runner) -> None:
             runner.policy_server, "add_fixed", name, "fixed", {"name": name, "env": env_name}
         )
         runner.agents.add_baseline(name)
-    for lid, role in runner.agents.learners().items():
-        if role in INITIAL_MEMBER_ROLES:
+    for lid in initial_members:
+        if lid in runner.agents.learners():
             member = runner.agents.next_member_id(lid)
             runner.executor.call(runner.policy_server, "freeze", lid, member)
             runner.agents.add_snapshot(lid, str(runner.run_dir.policies / member))
@@ -410,8 +413,12 @@ def _check_state(runner: Runner, path: Path, state: Any) -> None:
             "agents.nash",
         )
         need(isinstance(agents["learners"], dict), "agents.learners")
+        known_roles = {setup.role for setup in runner.scheduler.learners()}
         for role in agents["learners"].values():
-            AgentType(role)
+            need(
+                learner_role(role) in known_roles,
+                f"agents.learners: role {role!r} is not a role of the scheduler",
+            )
         elo = agents["elo"]
         need(isinstance(elo, dict), "agents.elo is not an object")
         need(

@@ -25,7 +25,7 @@ from light_league.config import ExperimentConfig
 from light_league.errors import ConfigError
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.execution import Executor, Handle
-from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.league.agent_pool import AgentRecord
 from light_league.run_dir import RunDir
 from light_league.scheduling.task_scheduler import GenerationDecisions, TaskScheduler, TrainingTask
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
@@ -255,21 +255,10 @@ class Runner:
         for lid, metrics in outcome.metrics.items():
             for k, v in metrics.items():
                 out[f"train/{lid}/{k}"] = v
-        out.update(self._exploiter_scalars(outcome))
+        out.update(self.scheduler.metrics(self.agents, outcome.results))
         for phase, secs in record["timings"].items():
             out[f"timing/{phase}_s"] = secs
         return out
-
-    def _exploiter_scalars(self, outcome: TrainingOutcome) -> dict[str, float]:
-        """Main exploiters' win rate against the current main agents in this generation's games."""
-        roles = self.agents.learners()
-        mains = {lid for lid, r in roles.items() if r == AgentType.MAIN_AGENT}
-        outs = [
-            r.outcome
-            for r in outcome.results
-            if roles.get(r.player_id) == AgentType.MAIN_EXPLOITER and r.opponent_id in mains
-        ]
-        return {"exploiter/rolling_win_rate_vs_main": float(np.mean(outs))} if outs else {}
 
     def close(self) -> None:
         try:

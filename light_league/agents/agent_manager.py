@@ -25,7 +25,7 @@ from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, chec
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.game_theory.uncertainty import Stability, cell_intervals, meta_stability
-from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType
+from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType, learner_role
 from light_league.league.match_database import MatchDatabase
 from light_league.rollout.episode import Behaviour, MatchResult
 from light_league.run_dir import RunDir
@@ -140,7 +140,7 @@ class AgentManager:
 
     # ------------------------------------------------------------------ population
     def register_learner(self, learner_id: str, role: AgentType) -> None:
-        self._learners[learner_id] = role
+        self._learners[learner_id] = learner_role(role)
 
     def add_baseline(self, name: str) -> AgentRecord:
         return self.pool.add(
@@ -362,7 +362,7 @@ class AgentManager:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._generation = int(state["generation"])
         self.session = int(state.get("session", 0)) + 1
-        self._learners = {k: AgentType(v) for k, v in state["learners"].items()}
+        self._learners = {k: learner_role(v) for k, v in state["learners"].items()}
         self._steps_since = defaultdict(int, {k: int(v) for k, v in state["steps_since"].items()})
         self._steps_total = defaultdict(int, {k: int(v) for k, v in state["steps_total"].items()})
         self._snapshots = defaultdict(int, {k: int(v) for k, v in state["snapshots"].items()})

@@ -11,14 +11,14 @@ One process writes a given manifest; others may read it (and call :meth:`AgentPo
 from __future__ import annotations
 
 import builtins
-import enum
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from light_league.errors import CorruptFileError, LeagueError, did_you_mean
 from light_league.utils.atomic import atomic_write_text
@@ -28,14 +28,62 @@ log = logging.getLogger(__name__)
 MANIFEST_FORMAT = 1
 
 
-class AgentType(enum.StrEnum):
-    MAIN_AGENT = "main_agent"
-    MAIN_EXPLOITER = "main_exploiter"
-    LEAGUE_EXPLOITER = "league_exploiter"
+class AgentType(str):
+    """A role label: what kind of learner a member descends from (``main_agent``, a plugin role's
+    name, ...) or ``baseline`` for a fixed opponent.
+
+    A plain string, checked on creation: lower-case letters, digits and ``_``, starting with a
+    letter (labels name files and config keys). The built-in labels are class attributes
+    (``AgentType.MAIN_AGENT``); any other valid label is a role a scheduler or a plugin defines.
+    ``BASELINE`` is reserved for fixed opponents: no learner may have it.
+    """
+
+    MAIN_AGENT: ClassVar[AgentType]
+    MAIN_EXPLOITER: ClassVar[AgentType]
+    LEAGUE_EXPLOITER: ClassVar[AgentType]
     #: a PSRO best response (one per player per generation)
-    BEST_RESPONSE = "best_response"
+    BEST_RESPONSE: ClassVar[AgentType]
     #: a fixed opponent never trained (scripted bots, random): Elo anchor
-    BASELINE = "baseline"
+    BASELINE: ClassVar[AgentType]
+
+    def __new__(cls, value: object) -> AgentType:
+        if isinstance(value, AgentType):
+            return value
+        if not isinstance(value, str) or not _LABEL.fullmatch(value):
+            raise ValueError(
+                f"role label {value!r} is not valid: use lower-case letters, digits and '_', "
+                "starting with a letter (e.g. 'historical_exploiter')"
+            )
+        return super().__new__(cls, value)
+
+    @property
+    def value(self) -> str:
+        """The label as a plain ``str`` (as the former enum's ``.value``)."""
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"AgentType({str.__repr__(self)})"
+
+
+_LABEL = re.compile(r"[a-z][a-z0-9_]{0,63}")
+AgentType.MAIN_AGENT = AgentType("main_agent")
+AgentType.MAIN_EXPLOITER = AgentType("main_exploiter")
+AgentType.LEAGUE_EXPLOITER = AgentType("league_exploiter")
+AgentType.BEST_RESPONSE = AgentType("best_response")
+AgentType.BASELINE = AgentType("baseline")
+
+#: the learner role labels of the built-in schedulers
+BUILT_IN_ROLES = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
+
+
+def learner_role(value: object) -> AgentType:
+    """``value`` as the role label of a learner: a valid label that is not ``baseline``."""
+    role = AgentType(value)
+    if role == AgentType.BASELINE:
+        raise ValueError(
+            "role label 'baseline' is reserved for fixed opponents; give the learner's role another name"
+        )
+    return role
 
 
 @dataclass
@@ -104,7 +152,7 @@ class AgentPool:
         if agent_type is None:
             return list(self._records.values())
         kind = AgentType(agent_type)
-        return [r for r in self._records.values() if r.agent_type is kind]
+        return [r for r in self._records.values() if r.agent_type == kind]
 
     def get(self, agent_id: str) -> AgentRecord:
         """The member ``agent_id``; ``UnknownAgentError`` (with did-you-mean) when absent."""
@@ -182,10 +230,7 @@ class AgentPool:
         # The incoming member becomes the latest of its type, freeing the current latest one.
         latest.pop(incoming, None)
         for record in self._records.values():
-            if (
-                record.agent_type is not AgentType.BASELINE
-                and latest.get(record.agent_type) != record.agent_id
-            ):
+            if record.agent_type != AgentType.BASELINE and latest.get(record.agent_type) != record.agent_id:
                 return record.agent_id
         raise ValueError(
             f"pool {self.manifest_path} is full (max_size={self.max_size}) and every member is a baseline "

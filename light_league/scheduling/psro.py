@@ -44,7 +44,10 @@ class PSROScheduler(TaskScheduler):
     config: PSROSchedulerConfig
 
     def learners(self) -> list[LearnerSetup]:
-        return [LearnerSetup(f"br_{seat}", AgentType.BEST_RESPONSE) for seat in range(self.config.players)]
+        return [
+            LearnerSetup(f"br_{seat}", AgentType.BEST_RESPONSE, initial_member=True)
+            for seat in range(self.config.players)
+        ]
 
     def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
         tasks = []

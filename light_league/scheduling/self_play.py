@@ -49,7 +49,7 @@ class SelfPlayScheduler(TaskScheduler):
         self.generations_trained = 0
 
     def learners(self) -> list[LearnerSetup]:
-        return [LearnerSetup("main_agent_0", AgentType.MAIN_AGENT)]
+        return [LearnerSetup("main_agent_0", AgentType.MAIN_AGENT, initial_member=True)]
 
     def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
         tasks = []

@@ -9,13 +9,15 @@ plugins subclass :class:`TaskScheduler`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from light_league.config_base import Section
-from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.league.agent_pool import AgentRecord, AgentType, learner_role
+from light_league.rollout.episode import MatchResult
 
 
 class LeagueView(Protocol):
@@ -90,7 +92,14 @@ class LearnerSetup:
     """A learner the scheduler wants to exist."""
 
     learner_id: str
+    #: the learner's role label (any valid label but ``baseline``)
     role: AgentType
+    #: its initial weights join the population before the first generation (so that there is
+    #: someone to play: a main agent, a PSRO best response)
+    initial_member: bool = False
+
+    def __post_init__(self) -> None:
+        self.role = learner_role(self.role)
 
 
 @dataclass
@@ -134,6 +143,11 @@ class TaskScheduler(ABC):
     @abstractmethod
     def after_training(self, league: LeagueView) -> GenerationDecisions:
         """Called after training (win rates include the generation's games): snapshot / reset."""
+
+    def metrics(self, league: LeagueView, results: Sequence[MatchResult]) -> dict[str, float]:
+        """Scalars of the scheduler's own from the generation's training games (none by default),
+        logged under their keys (e.g. ``exploiter/rolling_win_rate_vs_main``)."""
+        return {}
 
     def state_dict(self) -> dict[str, Any]:
         """JSON-able scheduler state for resume (the generator state by default)."""
