@@ -38,13 +38,14 @@ from light_league.evaluation.evaluation_manager import EvaluationManager, exact_
 from light_league.execution import Handle, build_executor
 from light_league.execution.base import ComponentLost, WorkerDied
 from light_league.game_theory.meta_solvers import build_meta_solver
-from light_league.league.agent_pool import BUILT_IN_ROLES, AgentType, learner_role
 from light_league.league.match_database import record_generation
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
 from light_league.run_dir import RunDir, safe_name
 from light_league.scheduling.task_scheduler import TaskScheduler
+from light_league.seeding import derive_seed
 from light_league.training.training_manager import TrainingManager
+from light_league.types import BUILT_IN_ROLES, AgentType, learner_role
 from light_league.utils.atomic import (
     atomic_write_bytes,
     atomic_write_json,
@@ -62,7 +63,7 @@ log = logging.getLogger(__name__)
 def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
     """Check every name in the config; returns the env spec and the scheduler."""
     import envs
-    from light_league.runner import derive_seed, make_env_spec
+    from light_league.runner import make_env_spec
     from light_league.scheduling.registry import build_scheduler
 
     spec = make_env_spec(config)
@@ -155,7 +156,6 @@ def _assemble(
     start_gen: int,
     resume: bool,
 ) -> Runner:
-    from light_league.runner import derive_seed
     from light_league.tracking.console import Console
     from light_league.tracking.logger import NullLogger, build_logger
 

@@ -12,12 +12,9 @@ One generation (see docs/architecture.md):
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-import numpy as np
 
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
@@ -25,20 +22,15 @@ from light_league.config import ExperimentConfig
 from light_league.errors import ConfigError
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.execution import Executor, Handle
-from light_league.league.agent_pool import AgentRecord
 from light_league.run_dir import RunDir
-from light_league.scheduling.task_scheduler import GenerationDecisions, TaskScheduler, TrainingTask
+from light_league.scheduling.task_scheduler import TaskScheduler
+from light_league.seeding import derive_seed  # noqa: F401  (its former home)
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
+from light_league.types import AgentRecord, GenerationDecisions, TrainingTask
 from light_league.utils.atomic import JsonlLog
 
 #: ``stop.target_nash_conv`` fires at ``nash_conv <= target + NASH_CONV_TOLERANCE``
 NASH_CONV_TOLERANCE = 1e-9
-
-
-def derive_seed(seed: int, *parts: int | str) -> int:
-    """A 31-bit seed from the run seed and a path of names / indices."""
-    ints = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
-    return int(np.random.SeedSequence([seed, *ints]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 class Timer:

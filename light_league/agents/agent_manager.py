@@ -25,10 +25,10 @@ from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, chec
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.game_theory.uncertainty import Stability, cell_intervals, meta_stability
-from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType, learner_role
+from light_league.league.agent_pool import AgentPool
 from light_league.league.match_database import MatchDatabase
-from light_league.rollout.episode import Behaviour, MatchResult
 from light_league.run_dir import RunDir
+from light_league.types import AgentRecord, AgentType, Behaviour, MatchResult, learner_role
 from light_league.utils.atomic import atomic_write_json
 
 

@@ -14,105 +14,19 @@ import builtins
 import json
 import logging
 import os
-import re
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from light_league.errors import CorruptFileError, LeagueError, did_you_mean
+from light_league.types import BUILT_IN_ROLES, AgentRecord, AgentType, learner_role
 from light_league.utils.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
+__all__ = ["BUILT_IN_ROLES", "AgentPool", "AgentRecord", "AgentType", "UnknownAgentError", "learner_role"]
+
 MANIFEST_FORMAT = 1
-
-
-class AgentType(str):
-    """A role label: what kind of learner a member descends from (``main_agent``, a plugin role's
-    name, ...) or ``baseline`` for a fixed opponent.
-
-    A plain string, checked on creation: lower-case letters, digits and ``_``, starting with a
-    letter (labels name files and config keys). The built-in labels are class attributes
-    (``AgentType.MAIN_AGENT``); any other valid label is a role a scheduler or a plugin defines.
-    ``BASELINE`` is reserved for fixed opponents: no learner may have it.
-    """
-
-    MAIN_AGENT: ClassVar[AgentType]
-    MAIN_EXPLOITER: ClassVar[AgentType]
-    LEAGUE_EXPLOITER: ClassVar[AgentType]
-    #: a PSRO best response (one per player per generation)
-    BEST_RESPONSE: ClassVar[AgentType]
-    #: a fixed opponent never trained (scripted bots, random): Elo anchor
-    BASELINE: ClassVar[AgentType]
-
-    def __new__(cls, value: object) -> AgentType:
-        if isinstance(value, AgentType):
-            return value
-        if not isinstance(value, str) or not _LABEL.fullmatch(value):
-            raise ValueError(
-                f"role label {value!r} is not valid: use lower-case letters, digits and '_', "
-                "starting with a letter (e.g. 'historical_exploiter')"
-            )
-        return super().__new__(cls, value)
-
-    @property
-    def value(self) -> str:
-        """The label as a plain ``str`` (as the former enum's ``.value``)."""
-        return str.__str__(self)
-
-    def __repr__(self) -> str:
-        return f"AgentType({str.__repr__(self)})"
-
-
-_LABEL = re.compile(r"[a-z][a-z0-9_]{0,63}")
-AgentType.MAIN_AGENT = AgentType("main_agent")
-AgentType.MAIN_EXPLOITER = AgentType("main_exploiter")
-AgentType.LEAGUE_EXPLOITER = AgentType("league_exploiter")
-AgentType.BEST_RESPONSE = AgentType("best_response")
-AgentType.BASELINE = AgentType("baseline")
-
-#: the learner role labels of the built-in schedulers
-BUILT_IN_ROLES = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
-
-
-def learner_role(value: object) -> AgentType:
-    """``value`` as the role label of a learner: a valid label that is not ``baseline``."""
-    role = AgentType(value)
-    if role == AgentType.BASELINE:
-        raise ValueError(
-            "role label 'baseline' is reserved for fixed opponents; give the learner's role another name"
-        )
-    return role
-
-
-@dataclass
-class AgentRecord:
-    agent_id: str
-    version: int
-    agent_type: AgentType
-    snapshot_path: str
-    created_at: float
-    metadata: dict[str, Any] = field(default_factory=dict)
-    parent: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (the agent type as its string value)."""
-        data = asdict(self)
-        data["agent_type"] = self.agent_type.value
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
-        return cls(
-            agent_id=str(data["agent_id"]),
-            version=int(data["version"]),
-            agent_type=AgentType(data["agent_type"]),
-            snapshot_path=str(data["snapshot_path"]),
-            created_at=float(data["created_at"]),
-            metadata=dict(data.get("metadata") or {}),
-            parent=data.get("parent"),
-        )
 
 
 class UnknownAgentError(LeagueError, KeyError):

@@ -22,9 +22,7 @@ from pydantic import Field, field_validator, model_validator
 
 from light_league.config_base import Section
 from light_league.game_theory.pfsp import UNIFORM_FALLBACK_BELOW, pfsp_probabilities
-from light_league.league.agent_pool import AgentRecord, AgentType, learner_role
 from light_league.plugins import PluginKind, resolve, validate_options
-from light_league.rollout.episode import MatchResult
 from light_league.scheduling.roles import (
     Mixture,
     Reset,
@@ -41,6 +39,7 @@ from light_league.scheduling.task_scheduler import (
     TaskScheduler,
     TrainingTask,
 )
+from light_league.types import AgentRecord, AgentType, MatchResult, learner_role
 
 OpponentWeighting = Literal["pfsp", "nash", "pfsp_nash"]
 PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]

@@ -28,9 +28,8 @@ import numpy as np
 
 from light_league.config_base import Section
 from light_league.game_theory.pfsp import pfsp_probabilities
-from light_league.league.agent_pool import AgentRecord, learner_role
-from light_league.rollout.episode import MatchResult
 from light_league.scheduling.task_scheduler import LeagueView
+from light_league.types import AgentRecord, MatchResult, learner_role
 
 
 @dataclass

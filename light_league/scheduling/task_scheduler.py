@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from light_league.config_base import Section
-from light_league.league.agent_pool import AgentRecord, AgentType, learner_role
-from light_league.rollout.episode import MatchResult
+from light_league.types import (
+    AgentRecord,
+    AgentType,
+    GenerationDecisions,
+    LearnerSetup,
+    MatchResult,
+    TrainingTask,
+)
+
+__all__ = ["GenerationDecisions", "LeagueView", "LearnerSetup", "TaskScheduler", "TrainingTask"]
 
 
 class LeagueView(Protocol):
@@ -70,47 +77,6 @@ class LeagueView(Protocol):
     def steps_since_checkpoint(self, learner_id: str) -> int:
         """Agent steps the learner has trained since its last snapshot (or reset)."""
         ...
-
-
-@dataclass
-class TrainingTask:
-    """One learner's work for one generation."""
-
-    learner_id: str
-    role: AgentType
-    #: opponent id -> probability; ids are frozen members, baselines, or learner ids (self-play
-    #: against the learner's current weights).
-    opponents: dict[str, float]
-    env_steps: int
-    #: how the opponent distribution was weighted ("pfsp", "nash", "pfsp_nash", "uniform", "self_play", ...)
-    weighting: str = "pfsp"
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class LearnerSetup:
-    """A learner the scheduler wants to exist."""
-
-    learner_id: str
-    #: the learner's role label (any valid label but ``baseline``)
-    role: AgentType
-    #: its initial weights join the population before the first generation (so that there is
-    #: someone to play: a main agent, a PSRO best response)
-    initial_member: bool = False
-
-    def __post_init__(self) -> None:
-        self.role = learner_role(self.role)
-
-
-@dataclass
-class GenerationDecisions:
-    """What happens to learners after a generation's training."""
-
-    snapshot: list[str] = field(default_factory=list)
-    reset: list[str] = field(default_factory=list)
-    #: learners of ``reset`` that restart from another learner's current weights (learner ->
-    #: source learner) instead of their initial ones
-    reset_from: dict[str, str] = field(default_factory=dict)
 
 
 class TaskScheduler(ABC):

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from light_league.execution.base import Executor, Handle
-from light_league.rollout.episode import MatchResult
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutRequest
-from light_league.scheduling.task_scheduler import TrainingTask
+from light_league.types import MatchResult, TrainingTask
 
 
 @dataclass
