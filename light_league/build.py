@@ -29,9 +29,9 @@ import torch
 
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
-from light_league.algorithms.mappo.serialization import load_policy_files
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.episode_server import EpisodeServer
+from light_league.data_buffer.policy_files import load_policy_files
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import ConfigError, CorruptFileError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
@@ -156,8 +156,9 @@ def _assemble(
     start_gen: int,
     resume: bool,
 ) -> Runner:
+    from light_league.tracking.backends import build_logger
     from light_league.tracking.console import Console
-    from light_league.tracking.logger import NullLogger, build_logger
+    from light_league.tracking.logger import NullLogger
 
     ex = config.execution
     seed = config.experiment.seed

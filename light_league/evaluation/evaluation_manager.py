@@ -139,7 +139,7 @@ class EvaluationManager:
 
     def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
         """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""
-        from light_league.evaluation.exploitability import expected_payoff_matrix
+        from light_league.algorithms.game_tree import expected_payoff_matrix
 
         rows = sorted({a for a, _, _ in pairings})
         cols = sorted({b for _, b, _ in pairings})
@@ -157,7 +157,7 @@ class EvaluationManager:
         ``league.meta_solver`` says otherwise); None where the game does not allow it."""
         if not self.compute_nash_conv:
             return None
-        from light_league.evaluation.exploitability import nash_conv
+        from light_league.algorithms.game_tree import nash_conv
 
         support = [(pid, p) for pid, p in zip(stats.ids, stats.meta_strategy.tolist()) if p > 1e-9]
         pols = self.policies([pid for pid, _ in support])

@@ -33,7 +33,7 @@ class ExactBRRunner:
         episode_server: Any,
         torch_threads: int = 1,
     ) -> None:
-        from light_league.evaluation.exploitability import infostate_table
+        from light_league.algorithms.game_tree import infostate_table
 
         self.learner_id = learner_id
         self.env_name = env_name
@@ -54,7 +54,7 @@ class ExactBRRunner:
 
     def solve(self, opponents: dict[str, float]) -> dict[str, float]:
         """Best responses of both seats to the mixture ``opponents`` (id -> probability)."""
-        from light_league.evaluation.exploitability import best_response
+        from light_league.algorithms.game_tree import best_response
 
         ids = [pid for pid, p in opponents.items() if p > 0]
         entries = self._policy_server.pull({pid: 0 for pid in ids})
