@@ -21,7 +21,7 @@ import yaml
 from pydantic import Field, field_validator, model_validator
 
 from light_league.algorithms.mappo.config import MAPPOConfig
-from light_league.config_base import Section, validate_section
+from light_league.config_base import Section, parse_override, validate_section
 from light_league.errors import ConfigError
 from light_league.tracking.config import LoggingConfig
 
@@ -233,21 +233,6 @@ class ExperimentConfig(Section):
 
 
 # ---------------------------------------------------------------------------- loading
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``a.b.c=value`` → (["a", "b", "c"], value typed by YAML rules)."""
-    if "=" not in text:
-        raise ConfigError(f"override {text!r} must look like key.path=value")
-    key, _, raw = text.partition("=")
-    parts = key.strip().split(".")
-    if not all(parts):
-        raise ConfigError(f"override {text!r} has an empty key part")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return parts, value
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

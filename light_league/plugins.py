@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from light_league.config_base import Section, validate_section
+from light_league.config_base import Section, parse_override, validate_section
 from light_league.errors import ConfigError, did_you_mean
 
 
@@ -167,8 +167,6 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
 def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> None:
     """A run directory is data: refuse a stored config that would import a module by path unless
     the same ``key=value`` is given again on the command line (the user's confirmation)."""
-    from light_league.config import parse_override
-
     confirmed = set()
     for text in overrides:
         parts, value = parse_override(text)
