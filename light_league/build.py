@@ -325,12 +325,14 @@ def _bootstrap(parts: Components, initial_members: list[str]) -> None:
     """Baselines and the learners' initial weights join the population; first checkpoint."""
     env_name = parts.config.env.name
     for name in parts.config.evaluation.baselines:
-        parts.executor.call(parts.policy_server, "add_fixed", name, "fixed", {"name": name, "env": env_name})
+        parts.executor.invoke(
+            parts.policy_server, PolicyServer.add_fixed, name, "fixed", {"name": name, "env": env_name}
+        )
         parts.agents.add_baseline(name)
     for lid in initial_members:
         if lid in parts.agents.learners():
             member = parts.agents.next_member_id(lid)
-            parts.executor.call(parts.policy_server, "freeze", lid, member)
+            parts.executor.invoke(parts.policy_server, PolicyServer.freeze, lid, member)
             parts.agents.add_snapshot(lid, str(parts.run_dir.policies / member))
     parts.logger.log_config(parts.config.to_dict())
     for log_file in (parts.run_dir.matches, parts.run_dir.generations):

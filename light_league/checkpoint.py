@@ -28,6 +28,7 @@ import torch
 from light_league.agents.agent_manager import AgentManager
 from light_league.agents.payoff_table import PayoffTable
 from light_league.data_buffer.policy_files import load_policy_files
+from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import CorruptFileError
 from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
 from light_league.game_theory.diversity import DiversityTracker
@@ -35,6 +36,7 @@ from light_league.game_theory.payoff import DecayedPayoff
 from light_league.league.match_database import record_generation
 from light_league.run_dir import RunDir, safe_name
 from light_league.scheduling.task_scheduler import TaskScheduler
+from light_league.training.component import LearnerComponent
 from light_league.training.training_manager import TrainingManager
 from light_league.types import AgentType, learner_role
 from light_league.utils.atomic import (
@@ -88,7 +90,7 @@ class Checkpointer:
         gen = self.agents.generation  # the next generation to run
         gen_dir = rd.checkpoint / (f"gen_{gen - 1:04d}" if gen > 0 else "initial")  # named by what it holds
         for lid, handle in self.learners.items():
-            state = self.executor.call(handle, "state_dict")
+            state = self.executor.invoke(handle, LearnerComponent.state_dict)
             buf = _torch_bytes(state)
             atomic_write_bytes(gen_dir / "learners" / f"{lid}.pt", buf)
         self.agents.save()
@@ -403,7 +405,7 @@ def _scan_match_log_cut(path: Path, gen: int) -> int:
 def _check_learner_state(ck: Checkpointer, lid: str, path: Path, state: dict[str, Any]) -> None:
     """Load ``state`` into learner ``lid`` (memory only); a mismatch is a one-line error."""
     try:
-        ck.executor.call(ck.learners[lid], "load_state_dict", state)
+        ck.executor.invoke(ck.learners[lid], LearnerComponent.load_state_dict, state)
     except (WorkerDied, ComponentLost):
         raise  # the learner is gone, not the file that is wrong
     except Exception as exc:
@@ -437,17 +439,17 @@ def _restore_policies(ck: Checkpointer) -> None:
     env_name = ck.env_name
     for record in ck.agents.pool.list():
         if record.agent_type == AgentType.BASELINE:
-            ck.executor.call(
+            ck.executor.invoke(
                 ck.policy_server,
-                "add_fixed",
+                PolicyServer.add_fixed,
                 record.agent_id,
                 "fixed",
                 {"name": record.agent_id, "env": env_name},
             )
         else:
-            ck.executor.call(
+            ck.executor.invoke(
                 ck.policy_server,
-                "load_frozen",
+                PolicyServer.load_frozen,
                 record.agent_id,
                 ck.run_dir.policies / record.agent_id,
             )

@@ -22,6 +22,7 @@ from light_league.build import build_runner
 from light_league.build import make_env_spec as make_env_spec  # its former home
 from light_league.checkpoint import Checkpointer, RunCounters
 from light_league.config import ExperimentConfig
+from light_league.data_buffer.policy_server import PolicyServer
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.execution import Executor, Handle
 from light_league.game_theory.nash import nash_entropy
@@ -135,7 +136,7 @@ class Runner:
         new = []
         for lid in decisions.snapshot:
             member_id = self.agents.next_member_id(lid)
-            self.executor.call(self.policy_server, "freeze", lid, member_id)
+            self.executor.invoke(self.policy_server, PolicyServer.freeze, lid, member_id)
             new.append(self.agents.add_snapshot(lid, str(self.run_dir.policies / member_id)))
         for lid in decisions.reset:
             self.training.reset(lid, decisions.reset_from.get(lid))

@@ -164,7 +164,10 @@ class TrainingTask:
     env_steps: int
     #: how the opponent distribution was weighted ("pfsp", "nash", "pfsp_nash", "uniform", "self_play", ...)
     weighting: str = "pfsp"
+    #: free-form, JSON-able notes logged with the task (e.g. the league's branch masses)
     info: dict[str, Any] = field(default_factory=dict)
+    #: the seat the learner plays in every game (an asymmetric game's PSRO), None for either seat
+    seat: int | None = None
 
 
 @dataclass

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.algorithms.base import Policy
+from light_league.data_buffer.stores import PolicyStore
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.rollout_manager import RolloutManager
 
@@ -45,7 +45,7 @@ class EvaluationManager:
     def __init__(
         self,
         rollout: RolloutManager,
-        policy_server: Any,
+        policy_server: PolicyStore,
         spec: EnvSpec,
         env_name: str,
         *,

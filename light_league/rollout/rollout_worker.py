@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.rollout.episode import EpisodeLoop, EvaluationResult, MatchResult
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.policy_bank import BankedPolicy, build_banks
@@ -51,8 +52,8 @@ class RolloutWorker:
         *,
         num_envs: int,
         seed: int,
-        policy_server: Any,
-        episode_server: Any,
+        policy_server: PolicyStore,
+        episode_server: EpisodeStore,
         cache_size: int = 16,
         torch_threads: int = 1,
     ) -> None:

@@ -62,6 +62,7 @@ class PSROScheduler(TaskScheduler):
                     env_steps=self.config.steps_per_generation,
                     weighting=weighting,
                     info=info,
+                    seat=seat if self.config.players == 2 else None,
                 )
             )
         return tasks
