@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
@@ -43,8 +44,6 @@ R = TypeVar("R")
 
 def make_env_spec(config: ExperimentConfig) -> EnvSpec:
     """Build one game of the configured env to read its spec (a bad name or option is a ConfigError)."""
-    import envs
-
     try:
         env = envs.make_batched(config.env.name, 1, **config.env.options)
     except (KeyError, ValueError, TypeError) as exc:
@@ -57,8 +56,6 @@ def make_env_spec(config: ExperimentConfig) -> EnvSpec:
 
 def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
     """Check every name in the config; returns the env spec and the scheduler."""
-    import envs
-
     spec = make_env_spec(config)
     scheduler = build_scheduler(
         config.scheduler_name, config.scheduler_options, seed=derive_seed(config.experiment.seed, "scheduler")
@@ -90,7 +87,8 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
     build_meta_solver(config.league.meta_solver)
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(
-            f"learner.kind: exact_br needs kuhn_poker or leduc_poker with open_spiel installed, "
+            f"learner.kind: exact_br needs an env with an OpenSpiel game ({', '.join(envs.exact_games())}) "
+            f"and open_spiel installed, "
             f"got env {config.env.name!r}; use learner.kind=mappo"
         )
     return spec, scheduler
@@ -179,6 +177,7 @@ def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> 
         payoff_decay=config.league.payoff_decay,
         elo_k=config.evaluation.elo_k,
         baselines=list(config.evaluation.baselines),
+        baseline_ratings=envs.fixed_policy_ratings(config.env.name),
         num_actions=spec.num_actions,
         meta_solver=build_meta_solver(config.league.meta_solver),
         stability_draws=config.league.meta_stability_draws,

@@ -71,6 +71,7 @@ class AgentManager:
         elo_k: float,
         baselines: list[str],
         num_actions: int,
+        baseline_ratings: Mapping[str, float] | None = None,
         meta_solver: tuple[MetaSolver, Section | None] | None = None,
         stability_draws: int = 0,
         stability_max_s: float = 2.0,
@@ -81,8 +82,10 @@ class AgentManager:
         self.payoff_table = PayoffTable()
         self.training = DecayedPayoff(decay=payoff_decay)
         self._elo_path = run_dir.elo
+        #: the fixed Elo of each baseline, as its env declares it (``envs.fixed_policy_ratings``)
+        fixed = DEFAULT_BASELINES if baseline_ratings is None else baseline_ratings
         self.elo = EloRegistry(
-            run_dir.elo, k_factor=elo_k, baselines={b: DEFAULT_BASELINES.get(b, 1000.0) for b in baselines}
+            run_dir.elo, k_factor=elo_k, baselines={b: fixed.get(b, 1000.0) for b in baselines}
         )
         self.diversity = DiversityTracker(n_actions=num_actions)
         self._num_actions = num_actions

@@ -22,18 +22,17 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+import envs
 from light_league.algorithms.base import Policy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.errors import unknown_name
 
-#: our env name -> (OpenSpiel game name, module of our env)
-GAMES = {"kuhn_poker": ("kuhn_poker", "envs.kuhn_poker"), "leduc_poker": ("leduc_poker", "envs.leduc_poker")}
 _TIE_TOL = 1e-12
 _DECISION, _CHANCE, _TERMINAL = 0, 1, 2
 
@@ -74,20 +73,21 @@ class _Tree:
     info_node: tuple[np.ndarray, np.ndarray]  #: per player, one node of each information state
 
 
-def _check_env(env_name: str) -> tuple[str, Any]:
-    if env_name not in GAMES:
-        raise unknown_name("exact-evaluation env", env_name, GAMES)
-    game_name, module = GAMES[env_name]
-    return game_name, importlib.import_module(module)
+def _check_env(env_name: str) -> tuple[str, Callable[[Any, int], str]]:
+    """The OpenSpiel game ``env_name``'s spec declares and its ``infostate_string``."""
+    exact = envs.exact_game(env_name)
+    if exact is None:
+        raise unknown_name("exact-evaluation env", env_name, envs.exact_games())
+    return exact
 
 
 @functools.cache
 def _tree(env_name: str) -> _Tree:
-    game_name, module = _check_env(env_name)
+    game_name, infostate_string = _check_env(env_name)
     game = _pyspiel().load_game(game_name)
     walk = _Walk(game.num_distinct_actions())
     walk.run(game.new_initial_state())
-    return walk.finish(module.infostate_string)
+    return walk.finish(infostate_string)
 
 
 class _Walk:

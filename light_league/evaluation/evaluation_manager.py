@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.algorithms.base import Policy
@@ -19,12 +20,11 @@ from light_league.data_buffer.stores import PolicyStore
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.rollout_manager import RolloutManager
 
-#: games whose exact payoffs and NashConv light_league computes (through OpenSpiel)
-EXACT_GAMES = ("kuhn_poker", "leduc_poker")
-
 
 def exact_supported(env_name: str) -> bool:
-    if env_name not in EXACT_GAMES:
+    """Exact payoffs and NashConv for ``env_name``: its spec names an OpenSpiel game
+    (``EnvSpec.openspiel_game``) and open_spiel is installed."""
+    if envs.exact_game(env_name) is None:
         return False
     try:
         import pyspiel  # noqa: F401
@@ -70,7 +70,7 @@ class EvaluationManager:
             from light_league.errors import ConfigError
 
             raise ConfigError(
-                f"evaluation.exact=always needs one of {', '.join(EXACT_GAMES)} with open_spiel "
+                f"evaluation.exact=always needs one of {', '.join(envs.exact_games())} with open_spiel "
                 f"installed, got env {env_name!r}; use exact=auto"
             )
         self.exact = supported and exact != "never"
