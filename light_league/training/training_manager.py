@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from light_league.execution.base import Executor, Handle
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutRequest
-from light_league.training.component import LearnerComponent
+from light_league.training.component import LearnerComponent, UpdateResult
 from light_league.types import MatchResult, TrainingTask
 
 
@@ -45,20 +45,27 @@ class TrainingManager:
         #: one train_step per generation, no rollouts
         self.oracle = any(not getattr(h.cls, "plays_rollouts", True) for h in learners.values())
 
-    def _run_oracles(self, tasks: list[TrainingTask]) -> TrainingOutcome:
-        out = TrainingOutcome()
-        start = time.perf_counter()
+    def _train_steps(self, tasks: list[TrainingTask]) -> dict[str, UpdateResult | None]:
+        """One ``train_step`` of every task's learner, all submitted before any is awaited; the
+        learners' versions follow what they published."""
         futures = {
             t.learner_id: self.executor.submit_method(
                 self.learners[t.learner_id], LearnerComponent.train_step, t.opponents
             )
             for t in tasks
         }
-        for lid, fut in futures.items():
-            result = fut.result()
+        results = {lid: fut.result() for lid, fut in futures.items()}
+        for lid, result in results.items():
+            if result is not None:
+                self.versions[lid] = result.version
+        return results
+
+    def _run_oracles(self, tasks: list[TrainingTask]) -> TrainingOutcome:
+        out = TrainingOutcome()
+        start = time.perf_counter()
+        for lid, result in self._train_steps(tasks).items():
             if result is None:
                 raise RuntimeError(f"learner {lid!r} computed no policy from its opponents")
-            self.versions[lid] = result.version
             out.metrics[lid] = dict(result.metrics)
             out.updates[lid] = 1
             out.env_steps[lid] = 0
@@ -101,17 +108,9 @@ class TrainingManager:
                 if progress is not None:
                     progress(rep.env_steps)
             start = time.perf_counter()
-            futures = {
-                t.learner_id: self.executor.submit_method(
-                    self.learners[t.learner_id], LearnerComponent.train_step, t.opponents
-                )
-                for t in active
-            }
-            for lid, fut in futures.items():
-                result = fut.result()
+            for lid, result in self._train_steps(active).items():
                 if result is None:
                     continue
-                self.versions[lid] = result.version
                 acc = sums.setdefault(lid, {})
                 for k, v in result.metrics.items():
                     acc[k] = acc.get(k, 0.0) + float(v)
