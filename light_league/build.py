@@ -21,6 +21,7 @@ from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_genera
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
+from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.errors import ConfigError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.execution import Executor, Handle, build_executor
@@ -187,7 +188,11 @@ def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> 
 
 
 def _learners(
-    config: ExperimentConfig, executor: Executor, setups: list[LearnerSetup], ps: Any, es: Any
+    config: ExperimentConfig,
+    executor: Executor,
+    setups: list[LearnerSetup],
+    ps: PolicyStore,
+    es: EpisodeStore,
 ) -> dict[str, Handle]:
     """One learner component per learner the scheduler wants (``learner.mappo_by_role`` applied)."""
     learner_cls, learner_cfg = _learner_class(config)
@@ -213,7 +218,9 @@ def _learners(
     return learners
 
 
-def _workers(config: ExperimentConfig, executor: Executor, start_gen: int, ps: Any, es: Any) -> list[Handle]:
+def _workers(
+    config: ExperimentConfig, executor: Executor, start_gen: int, ps: PolicyStore, es: EpisodeStore
+) -> list[Handle]:
     ex = config.execution
     return [
         executor.create(

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from light_league.data_buffer.episode import SampleBatch
-from light_league.data_buffer.policy_server import PolicyEntry
+from light_league.data_buffer.episode_server import EpisodeServer
+from light_league.data_buffer.policy_server import PolicyEntry, PolicyServer
 
 
 class PolicyStore(Protocol):
@@ -43,3 +44,8 @@ class EpisodeStore(Protocol):
         ...
 
     def clear(self, learner_id: str | None = None) -> None: ...
+
+
+def _servers_implement_the_stores(p: PolicyServer, e: EpisodeServer) -> tuple[PolicyStore, EpisodeStore]:
+    """Never called: mypy checks here that the servers implement the protocols."""
+    return p, e

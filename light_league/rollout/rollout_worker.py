@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.algorithms.mappo.policy import MAPPOPolicy
@@ -48,7 +48,7 @@ class RolloutWorker:
     def __init__(
         self,
         env_name: str,
-        env_options: dict[str, Any],
+        env_options: dict[str, object],
         *,
         num_envs: int,
         seed: int,

@@ -18,7 +18,7 @@ from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.rollout.policies import policy_from_entry
-from light_league.training.component import UpdateResult
+from light_league.training.component import LearnerComponent, UpdateResult
 
 
 class ExactBRRunner:
@@ -30,7 +30,7 @@ class ExactBRRunner:
         self,
         learner_id: str,
         env_name: str,
-        env_options: dict[str, Any],
+        env_options: dict[str, object],
         kind: str,
         config: Section | None,
         *,
@@ -103,3 +103,8 @@ class ExactBRRunner:
         self.policy = TabularPolicy.from_weights(weights)
         self._publish()
         return self.version
+
+
+def _implements_the_protocol(component: ExactBRRunner) -> LearnerComponent:
+    """Never called: mypy checks here that ExactBRRunner is a LearnerComponent."""
+    return component

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
-from light_league.training.component import UpdateResult
+from light_league.training.component import LearnerComponent, UpdateResult
 
 
 class LearnerRunner:
@@ -25,7 +25,7 @@ class LearnerRunner:
         self,
         learner_id: str,
         env_name: str,
-        env_options: dict[str, Any],
+        env_options: dict[str, object],
         kind: str,
         config: Section,
         *,
@@ -90,3 +90,8 @@ class LearnerRunner:
         self._initial = state["initial"]
         self._publish()
         return self.version
+
+
+def _implements_the_protocol(component: LearnerRunner) -> LearnerComponent:
+    """Never called: mypy checks here that LearnerRunner is a LearnerComponent."""
+    return component
