@@ -51,9 +51,6 @@ class AgentType(str):
         """The label as a plain ``str`` (as the former enum's ``.value``)."""
         return str.__str__(self)
 
-    def __repr__(self) -> str:
-        return f"AgentType({str.__repr__(self)})"
-
 
 _LABEL = re.compile(r"[a-z][a-z0-9_]{0,63}")
 AgentType.MAIN_AGENT = AgentType("main_agent")
