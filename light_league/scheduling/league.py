@@ -10,6 +10,11 @@ per episode from one distribution per generation, so each role's rule is turned 
 mixture those coin flips produce: e.g. the main agent's distribution is
 ``0.5 * PFSP(all frozen) + 0.15 * verification + 0.35 * self-play``, where a verification branch
 with no candidate puts its mass into self-play, as the pseudocode does.
+
+Each role is a class (:class:`MainAgentRole`, :class:`MainExploiterRole`,
+:class:`LeagueExploiterRole`, on :class:`~light_league.scheduling.roles.Role`); the scheduler holds
+a table of them, to which ``scheduler.roles`` adds more (built-in classes, ``module:Class`` or
+entry points of ``light_league.roles``).
 """
 
 from __future__ import annotations
