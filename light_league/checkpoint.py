@@ -189,10 +189,6 @@ class Checkpointer:
             int(state["env_steps"]), float(state["wall_s"]), None if last is None else float(last)
         )
 
-    def generation(self) -> int:
-        """The next generation to run, as the committed checkpoint says."""
-        return _read_latest(self.run_dir)[0]
-
 
 def _torch_bytes(state: dict[str, Any]) -> bytes:
     import io
