@@ -9,16 +9,19 @@ Nash-mixture policy is reported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
 
 import envs
 from envs.base import EnvSpec
-from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.algorithms.base import Policy
 from light_league.data_buffer.stores import PolicyStore
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.rollout_manager import RolloutManager
+from light_league.types import Behaviour, MatchResult
 
 
 def exact_supported(env_name: str) -> bool:
@@ -31,6 +34,28 @@ def exact_supported(env_name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+class EvaluationTable(Protocol):
+    """What the evaluation reads and writes of the population's payoff table (the AgentManager):
+    which pairs are unplayed, which played ones need more games, and where results go."""
+
+    def missing_pairs(self) -> list[tuple[str, str]]: ...
+
+    def refinement_pairs(self, cap: float) -> list[tuple[str, str]]: ...
+
+    def record_evaluation(self, results: list[MatchResult], behaviour: Mapping[str, Behaviour]) -> None: ...
+
+    def record_exact(self, pairs: Mapping[tuple[str, str], float], games: int) -> None: ...
+
+
+class MetaGame(Protocol):
+    """A solved meta-game (the AgentManager's ``LeagueStats``): members and the meta-strategy."""
+
+    ids: list[str]
+
+    @property
+    def meta_strategy(self) -> np.ndarray: ...
 
 
 @dataclass
@@ -61,7 +86,7 @@ class EvaluationManager:
         self.spec = spec
         self.env_name = env_name
         #: adaptive evaluation: new pairings get ``adaptive_batch`` games, the budget's rest goes
-        #: to the pairs :meth:`AgentManager.refinement_pairs` ranks first
+        #: to the pairs :meth:`~light_league.agents.agent_manager.AgentManager.refinement_pairs` ranks first
         self.adaptive = episodes_per_pair == "adaptive"
         self.adaptive_budget, self.adaptive_cap = adaptive_budget, adaptive_cap
         self.episodes_per_pair = adaptive_batch if self.adaptive else int(episodes_per_pair)
@@ -85,12 +110,14 @@ class EvaluationManager:
                 out.append((b, a, n))
         return out
 
-    def planned_games(self, agents: AgentManager) -> int:
+    def planned_games(self, agents: EvaluationTable) -> int:
         """Games the next :meth:`run` will play (or compute exactly)."""
         first = sum(n for _, _, n in self.pairings(agents.missing_pairs()))
         return max(first, self.adaptive_budget) if self.adaptive and not self.exact else first
 
-    def run(self, agents: AgentManager, progress: Callable[[int], None] | None = None) -> EvaluationSummary:
+    def run(
+        self, agents: EvaluationTable, progress: Callable[[int], None] | None = None
+    ) -> EvaluationSummary:
         """Play (or compute) every missing pairing of the population and record it."""
         missing = agents.missing_pairs()
         if not missing:
@@ -111,11 +138,11 @@ class EvaluationManager:
         return EvaluationSummary(len(missing), games, steps, False)
 
     def _refine(
-        self, agents: AgentManager, spent: int, progress: Callable[[int], None] | None
+        self, agents: EvaluationTable, spent: int, progress: Callable[[int], None] | None
     ) -> tuple[int, int]:
         """Spend the rest of the generation's budget in rounds of about a quarter of it each.
 
-        Every round re-ranks the played pairs (:meth:`AgentManager.refinement_pairs`) on the
+        Every round re-ranks the played pairs (:meth:`~light_league.agents.agent_manager.AgentManager.refinement_pairs`) on the
         table as it stands and plays ``adaptive_batch`` more games (per seat order) of the top
         ones. Returns ``(games, env_steps)`` played.
         """
@@ -152,7 +179,7 @@ class EvaluationManager:
             out[(a, b)] = min(1.0, max(0.0, (value - lo) / (hi - lo)))
         return out
 
-    def nash_conv(self, stats: LeagueStats) -> float | None:
+    def nash_conv(self, stats: MetaGame) -> float | None:
         """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless
         ``league.meta_solver`` says otherwise); None where the game does not allow it."""
         if not self.compute_nash_conv:

@@ -48,9 +48,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("cli",)),
 ]
 
-#: the component packages do not import each other (they meet in the Runner), except these
-#: (importer, imported): the evaluation plans its pairings on the population's payoff table
-SIDEWAYS_ALLOWED = {("evaluation", "agents")}
+#: the component packages do not import each other (they meet in the Runner, through protocols
+#: such as the evaluation's EvaluationTable), except these (importer, imported)
+SIDEWAYS_ALLOWED: set[tuple[str, str]] = set()
 COMPONENTS = ("agents", "scheduling", "training", "evaluation", "tracking")
 
 
