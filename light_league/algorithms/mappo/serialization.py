@@ -16,15 +16,16 @@ __all__ = ["load_policy", "load_policy_files", "load_weights", "policy_paths", "
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:
     """Rebuild the saved policy (its class chosen by the meta's ``kind``)."""
-    from light_league.algorithms.registry import POLICY_LOADERS
+    from light_league.algorithms.registry import known_policy_kinds, policy_loader
 
     weights, meta = load_policy_files(path)
     kind = meta["kind"]
-    if kind not in POLICY_LOADERS:
+    loader = policy_loader(str(kind))
+    if loader is None:
         raise CorruptFileError(
-            f"policy meta {policy_paths(path)[1]} has unknown kind {kind!r} (known: {', '.join(sorted(POLICY_LOADERS))})"
+            f"policy meta {policy_paths(path)[1]} has unknown kind {kind!r} (known: {', '.join(known_policy_kinds())})"
         )
     try:
-        return POLICY_LOADERS[kind](weights, meta)
+        return loader(weights, meta)
     except (ValueError, KeyError, TypeError) as exc:
         raise CorruptFileError(f"policy {policy_paths(path)[0]} does not match its meta: {exc}") from None
