@@ -26,10 +26,10 @@ from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, chec
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.game_theory.uncertainty import Stability, cell_intervals, meta_stability
-from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType
+from light_league.league.agent_pool import AgentPool
 from light_league.league.match_database import MatchDatabase
-from light_league.rollout.episode import Behaviour, MatchResult
 from light_league.run_dir import RunDir
+from light_league.types import AgentRecord, AgentType, Behaviour, MatchResult, learner_role
 from light_league.utils.atomic import atomic_write_json
 
 
@@ -72,6 +72,7 @@ class AgentManager:
         elo_k: float,
         baselines: list[str],
         num_actions: int,
+        baseline_ratings: Mapping[str, float] | None = None,
         meta_solver: tuple[MetaSolver, Section | None] | None = None,
         stability_draws: int = 0,
         stability_max_s: float = 2.0,
@@ -82,8 +83,10 @@ class AgentManager:
         self.payoff_table = PayoffTable()
         self.training = DecayedPayoff(decay=payoff_decay)
         self._elo_path = run_dir.elo
+        #: the fixed Elo of each baseline, as its env declares it (``envs.fixed_policy_ratings``)
+        fixed = DEFAULT_BASELINES if baseline_ratings is None else baseline_ratings
         self.elo = EloRegistry(
-            run_dir.elo, k_factor=elo_k, baselines={b: DEFAULT_BASELINES.get(b, 1000.0) for b in baselines}
+            run_dir.elo, k_factor=elo_k, baselines={b: fixed.get(b, 1000.0) for b in baselines}
         )
         self.diversity = DiversityTracker(n_actions=num_actions)
         self._num_actions = num_actions
@@ -141,7 +144,7 @@ class AgentManager:
 
     # ------------------------------------------------------------------ population
     def register_learner(self, learner_id: str, role: AgentType) -> None:
-        self._learners[learner_id] = role
+        self._learners[learner_id] = learner_role(role)
 
     def add_baseline(self, name: str) -> AgentRecord:
         return self.pool.add(
@@ -294,6 +297,10 @@ class AgentManager:
             rating=self.ratings(ids),
         )
 
+    def evaluation_games(self, a: str, b: str) -> float:
+        """Games (evaluation and exact) recorded in the payoff table between ``a`` and ``b``."""
+        return float(self.payoff_table.games(a, b))
+
     def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
         """Played pairs worth more evaluation games, most useful first (adaptive evaluation);
         :meth:`refinement_priorities` without the priorities."""
@@ -386,7 +393,7 @@ class AgentManager:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._generation = int(state["generation"])
         self.session = int(state.get("session", 0)) + 1
-        self._learners = {k: AgentType(v) for k, v in state["learners"].items()}
+        self._learners = {k: learner_role(v) for k, v in state["learners"].items()}
         self._steps_since = defaultdict(int, {k: int(v) for k, v in state["steps_since"].items()})
         self._steps_total = defaultdict(int, {k: int(v) for k, v in state["steps_total"].items()})
         self._snapshots = defaultdict(int, {k: int(v) for k, v in state["snapshots"].items()})
