@@ -209,8 +209,7 @@ def grow(runner: Runner, size: int) -> None:
 def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
     """The calls of one generation that are timed, by label: the Runner's phases and their parts."""
     agent_manager = importlib.import_module("light_league.agents.agent_manager")
-    build = importlib.import_module("light_league.build")
-    report = importlib.import_module("light_league.tracking.report")
+    runner_module = importlib.import_module("light_league.runner")
     return {
         "plan": (runner.scheduler, "next_tasks"),
         "record_training": (runner.agents, "record_training"),
@@ -223,9 +222,9 @@ def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
         "matrix": (runner.agents.payoff_table, "matrix"),
         "nash": (agent_manager, "compute_nash_distribution"),
         "finish": (runner, "_finish"),
-        "payoff_files": (report, "save_payoff_snapshot"),
+        "payoff_files": (runner_module, "save_payoff_snapshot"),
         "log_payoff": (runner.logger, "log_payoff"),
-        "checkpoint": (build, "save_checkpoint"),
+        "checkpoint": (runner.checkpointer, "save"),
     }
 
 

@@ -2,20 +2,33 @@
 
 ``make_batched(name, num_envs, **kwargs)`` and ``make_parallel(name, **kwargs)`` build an env;
 ``make_fixed_policy(env_name, policy_name)`` builds a fixed opponent (scripted levels, random);
-``env_names()`` and ``fixed_policy_names(env_name)`` list what exists. Names: ``battalion``,
+``env_names()`` and ``fixed_policy_names(env_name)`` list what exists; ``fixed_policy_ratings`` and
+``exact_game`` give the facts an env declares (its opponents' Elo anchors, its OpenSpiel game). Names: ``battalion``,
 ``kuhn_poker``, ``leduc_poker``, ``rps``, ``biased_rps``, ``disc``, ``pettingzoo:<module>:<factory>``
 and ``openspiel:<game>``.
 """
 
 from envs.base import BatchedEnv, BatchStep, EnvSpec
-from envs.registry import env_names, fixed_policy_names, make_batched, make_fixed_policy, make_parallel
+from envs.registry import (
+    env_names,
+    exact_game,
+    exact_games,
+    fixed_policy_names,
+    fixed_policy_ratings,
+    make_batched,
+    make_fixed_policy,
+    make_parallel,
+)
 
 __all__ = [
     "BatchStep",
     "BatchedEnv",
     "EnvSpec",
     "env_names",
+    "exact_game",
+    "exact_games",
     "fixed_policy_names",
+    "fixed_policy_ratings",
     "make_batched",
     "make_fixed_policy",
     "make_parallel",

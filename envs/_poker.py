@@ -192,6 +192,7 @@ class PokerGame:
             score_range=(-rules.score_bound, rules.score_bound),
             max_steps=rules.max_steps,
             win_loss=False,
+            openspiel_game=rules.name,  # the variants are named as OpenSpiel names them
         )
 
     def make_batched(self, num_envs: int, **options: Any) -> PokerBatchedEnv:

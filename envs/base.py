@@ -54,6 +54,10 @@ class EnvSpec:
     max_steps: int
     #: the env reports win / draw / loss (True) or a chip score (False).
     win_loss: bool = True
+    #: the OpenSpiel game this env plays exactly (its module then provides
+    #: ``infostate_string(obs, player)``): the framework computes exact payoffs, best responses
+    #: and NashConv for it. None for games it only samples.
+    openspiel_game: str | None = None
 
     @property
     def n_agents(self) -> int:

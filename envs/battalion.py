@@ -671,3 +671,10 @@ FIXED_POLICIES: dict[str, Callable[[EnvSpec], Any]] = {
     **{f"scripted_l{k}": _scripted(k) for k in range(1, 6)},
     "random": UniformRandomPolicy,
 }
+
+#: Fixed Elo ratings of the fixed opponents, which anchor the league's rating scale: random at
+#: 800, scripted level 1 at 1000 (a new agent's initial rating) and 100 more per level.
+FIXED_POLICY_RATINGS: dict[str, float] = {
+    "random": 800.0,
+    **{f"scripted_l{k}": 900.0 + 100.0 * k for k in range(1, 6)},
+}

@@ -70,6 +70,8 @@ GAME = PokerGame(RULES)
 SPEC = GAME.spec
 #: fixed opponents by name: builders taking the env spec (the registry calls them)
 FIXED_POLICIES = {"random": UniformRandomPolicy}
+#: the Elo anchor of the fixed opponent (a uniformly random player rates 800)
+FIXED_POLICY_RATINGS = {"random": 800.0}
 
 
 #: the registry's factories: ``make_batched(num_envs)`` and ``make_parallel()`` (no options)

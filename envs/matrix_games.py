@@ -191,3 +191,5 @@ class NashPolicy:
 
 #: Fixed opponents: uniform random and the documented Nash strategy.
 FIXED_POLICIES: dict[str, Callable[[EnvSpec], Any]] = {"random": UniformRandomPolicy, "nash": NashPolicy}
+#: Elo anchors of the fixed opponents (random 800, the equilibrium player at the initial 1000)
+FIXED_POLICY_RATINGS: dict[str, float] = {"random": 800.0, "nash": 1000.0}

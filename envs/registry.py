@@ -10,6 +10,7 @@ and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``). Ada
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -111,6 +112,46 @@ def _fixed_policies(env_name: str) -> dict[str, Callable[[EnvSpec], Any]]:
     if env_name.startswith(ADAPTER_PREFIXES):
         return {"random": UniformRandomPolicy}
     return dict(getattr(_module(env_name), "FIXED_POLICIES", {"random": UniformRandomPolicy}))
+
+
+#: the rating of a fixed opponent whose env declares none (the uniformly random player's)
+RANDOM_POLICY_RATING = 800.0
+#: the rating of a declared fixed opponent without a rating (a new agent's initial rating)
+UNRATED_POLICY_RATING = 1000.0
+
+
+def fixed_policy_ratings(env_name: str) -> dict[str, float]:
+    """The fixed Elo rating of each fixed opponent of ``env_name`` (they anchor the rating
+    scale): the env module's ``FIXED_POLICY_RATINGS``, ``random`` at 800 where it declares none."""
+    names = _fixed_policies(env_name)
+    declared: dict[str, float] = {}
+    if not env_name.startswith(ADAPTER_PREFIXES):
+        declared = dict(getattr(_module(env_name), "FIXED_POLICY_RATINGS", {}))
+    return {
+        name: float(declared.get(name, RANDOM_POLICY_RATING if name == "random" else UNRATED_POLICY_RATING))
+        for name in sorted(names)
+    }
+
+
+@functools.cache
+def exact_game(env_name: str) -> tuple[str, Callable[[Any, int], str]] | None:
+    """``(OpenSpiel game name, infostate_string)`` of a built-in env its spec declares exactly
+    solvable (``EnvSpec.openspiel_game``), else None."""
+    if env_name not in BUILTIN_ENVS:
+        return None
+    module = _module(env_name)
+    env = make_batched(env_name, 1)
+    game = env.spec.openspiel_game
+    env.close()
+    to_string = getattr(module, "infostate_string", None)
+    if game is None or to_string is None:
+        return None
+    return game, to_string
+
+
+def exact_games() -> list[str]:
+    """The built-in envs whose specs name an OpenSpiel game (exact evaluation, exact best responses)."""
+    return [name for name in env_names() if exact_game(name) is not None]
 
 
 def fixed_policy_names(env_name: str) -> list[str]:

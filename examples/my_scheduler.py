@@ -39,7 +39,7 @@ class HardestFirstScheduler(TaskScheduler):
     config: HardestFirstConfig
 
     def learners(self) -> list[LearnerSetup]:
-        return [LearnerSetup("main_agent_0", AgentType.MAIN_AGENT)]
+        return [LearnerSetup("main_agent_0", AgentType.MAIN_AGENT, initial_member=True)]
 
     def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
         tasks = []

@@ -21,8 +21,8 @@ import yaml
 from pydantic import Field, field_validator, model_validator
 
 from light_league.algorithms.mappo.config import MAPPOConfig
-from light_league.config_base import Section, validate_section
-from light_league.errors import ConfigError, did_you_mean
+from light_league.config_base import Section, parse_override, validate_section
+from light_league.errors import ConfigError
 from light_league.tracking.config import LoggingConfig
 
 
@@ -90,20 +90,10 @@ class LearnerSection(Section):
     """MAPPO hyper-parameters (see docs/mappo.md)."""
     mappo_by_role: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per league role (``main_agent``, ``main_exploiter``, ``league_exploiter``,
-    ``best_response``), MAPPO fields that differ from ``mappo`` for that role's learners, e.g.
-    ``{main_exploiter: {entropy_coef: 0.003}}``: an exploiter's target is a best response
-    (sharp), a main agent's a robust mixed policy."""
-
-    @field_validator("mappo_by_role")
-    @classmethod
-    def _known_roles(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        roles = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
-        for role in value:
-            if role not in roles:
-                raise ValueError(
-                    f"unknown role {role!r}{did_you_mean(role, roles)} (valid: {', '.join(roles)})"
-                )
-        return value
+    ``best_response``, or a role the scheduler adds), MAPPO fields that differ from ``mappo``
+    for that role's learners, e.g. ``{main_exploiter: {entropy_coef: 0.003}}``: an exploiter's
+    target is a best response (sharp), a main agent's a robust mixed policy. Checked against the
+    scheduler's roles when the run starts."""
 
     def mappo_for(self, role: str) -> MAPPOConfig:
         """The MAPPO config of a learner of ``role``: ``mappo`` with the role's fields replaced."""
@@ -134,10 +124,12 @@ class EvaluationSection(Section):
     episodes_per_pair: int | Literal["adaptive"] = 50
     """Games per ordered pairing when a new member meets every other member (per seat order; 1 to
     1,000,000), or ``adaptive``: new pairings get ``adaptive_batch`` games, then the rest of
-    ``adaptive_budget`` goes, in rounds, to the cells that matter most (experimental; see
-    docs/league.md)."""
+    ``adaptive_budget`` goes, in rounds, to the cells most likely to change which members the
+    meta-strategy uses (see docs/league.md; measured in docs/benchmarks.md, "Adaptive
+    evaluation")."""
     adaptive_budget: int = Field(2000, ge=1, le=100_000_000)
-    """``adaptive``: evaluation games per generation (new pairings are always played once)."""
+    """``adaptive``: most evaluation games per generation (new pairings are always played once;
+    a generation stops early when no cell can change the meta-strategy)."""
     adaptive_batch: int = Field(16, ge=1, le=1_000_000)
     """``adaptive``: games per seat order each time a pairing is played."""
     adaptive_cap: int = Field(1000, ge=1, le=100_000_000)
@@ -243,21 +235,6 @@ class ExperimentConfig(Section):
 
 
 # ---------------------------------------------------------------------------- loading
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``a.b.c=value`` → (["a", "b", "c"], value typed by YAML rules)."""
-    if "=" not in text:
-        raise ConfigError(f"override {text!r} must look like key.path=value")
-    key, _, raw = text.partition("=")
-    parts = key.strip().split(".")
-    if not all(parts):
-        raise ConfigError(f"override {text!r} has an empty key part")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return parts, value
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

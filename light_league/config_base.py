@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from light_league.errors import ConfigError, did_you_mean
@@ -54,3 +55,18 @@ def validate_section(model: type[Section], raw: Any, *, path: str = "", source: 
         return model.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, model, path=path, source=source)) from None
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``a.b.c=value`` → (["a", "b", "c"], value typed by YAML rules)."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} must look like key.path=value")
+    key, _, raw = text.partition("=")
+    parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"override {text!r} has an empty key part")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return parts, value

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from light_league.config_base import Section, validate_section
+from light_league.config_base import Section, parse_override, validate_section
 from light_league.errors import ConfigError, did_you_mean
 
 
@@ -141,11 +141,19 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
     """``(key, value, module)`` for each name in ``config`` that imports a module by path.
 
     Built-in names and entry points (registered by installed packages) import nothing by path;
-    ``package.module:ClassName`` plugins and ``pettingzoo:<module>:<factory>`` envs outside
+    ``package.module:ClassName`` plugins (schedulers, learners, league roles) and ``pettingzoo:<module>:<factory>`` envs outside
     :data:`TRUSTED_PACKAGES` do.
     """
     out = []
-    for key, value in (("scheduler.name", config.scheduler_name), ("learner.kind", config.learner.kind)):
+    named = [("scheduler.name", config.scheduler_name), ("learner.kind", config.learner.kind)]
+    roles = config.scheduler_options.get("roles")
+    if isinstance(roles, dict):  # the league scheduler's added roles: ``scheduler.roles.<label>.kind``
+        named += [
+            (f"scheduler.roles.{label}.kind", entry["kind"])
+            for label, entry in roles.items()
+            if isinstance(entry, dict) and isinstance(entry.get("kind"), str)
+        ]
+    for key, value in named:
         if ":" in value:
             out.append((key, value, value.partition(":")[0]))
     env = config.env.name
@@ -159,8 +167,6 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
 def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> None:
     """A run directory is data: refuse a stored config that would import a module by path unless
     the same ``key=value`` is given again on the command line (the user's confirmation)."""
-    from light_league.config import parse_override
-
     confirmed = set()
     for text in overrides:
         parts, value = parse_override(text)

@@ -1,4 +1,4 @@
-"""The Runner: every component built in one place, and the generation loop.
+"""The Runner: the generation loop over the components :mod:`light_league.build` wires.
 
 One generation (see docs/architecture.md):
 
@@ -12,33 +12,31 @@ One generation (see docs/architecture.md):
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
-
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
+from light_league.build import build_runner
+from light_league.build import make_env_spec as make_env_spec  # its former home
+from light_league.checkpoint import Checkpointer, RunCounters
 from light_league.config import ExperimentConfig
-from light_league.errors import ConfigError
+from light_league.data_buffer.policy_server import PolicyServer
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.execution import Executor, Handle
-from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.game_theory.nash import nash_entropy
 from light_league.run_dir import RunDir
-from light_league.scheduling.task_scheduler import GenerationDecisions, TaskScheduler, TrainingTask
+from light_league.scheduling.task_scheduler import TaskScheduler
+from light_league.seeding import derive_seed as derive_seed  # its former home
+from light_league.tracking.console import Console
+from light_league.tracking.logger import MetricLogger, PayoffSnapshot, newest_entries
+from light_league.tracking.report import save_payoff_snapshot
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
-from light_league.utils.atomic import JsonlLog
+from light_league.types import AgentRecord, GenerationDecisions, TrainingTask
 
 #: ``stop.target_nash_conv`` fires at ``nash_conv <= target + NASH_CONV_TOLERANCE``
 NASH_CONV_TOLERANCE = 1e-9
-
-
-def derive_seed(seed: int, *parts: int | str) -> int:
-    """A 31-bit seed from the run seed and a path of names / indices."""
-    ints = [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
-    return int(np.random.SeedSequence([seed, *ints]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 class Timer:
@@ -52,20 +50,6 @@ class Timer:
             yield
         finally:
             self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
-
-
-def make_env_spec(config: ExperimentConfig) -> EnvSpec:
-    """Build one game of the configured env to read its spec (a bad name or option is a ConfigError)."""
-    import envs
-
-    try:
-        env = envs.make_batched(config.env.name, 1, **config.env.options)
-    except (KeyError, ValueError, TypeError) as exc:
-        msg = str(exc.args[0]) if exc.args else str(exc)
-        raise ConfigError(f"env: {msg}") from None
-    spec = env.spec
-    env.close()
-    return spec
 
 
 class Runner:
@@ -83,9 +67,11 @@ class Runner:
         policy_server: Handle,
         training: TrainingManager,
         evaluation: EvaluationManager,
-        logger: Any,
-        console: Any,
+        logger: MetricLogger,
+        console: Console,
         learners: dict[str, Handle],
+        checkpointer: Checkpointer,
+        counters: RunCounters | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -99,17 +85,17 @@ class Runner:
         self.logger = logger
         self.console = console
         self.learners = learners
-        self.generations_log = JsonlLog(run_dir.generations)
-        self.env_steps = 0
-        self.wall_offset = 0.0
+        self.checkpointer = checkpointer
+        self.generations_log = checkpointer.generations_log
+        restored = counters or RunCounters()
+        self.env_steps = restored.env_steps
+        self.wall_offset = restored.wall_s
         self.started = time.perf_counter()
-        self.last_nash_conv: float | None = None
+        self.last_nash_conv: float | None = restored.last_nash_conv
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def build(cls, config: ExperimentConfig, run_dir: RunDir, *, resume: bool, argv: list[str]) -> Runner:
-        from light_league.build import build_runner
-
         return build_runner(cls, config, run_dir, resume=resume, argv=argv)
 
     # ------------------------------------------------------------------ the loop
@@ -150,7 +136,7 @@ class Runner:
         new = []
         for lid in decisions.snapshot:
             member_id = self.agents.next_member_id(lid)
-            self.executor.call(self.policy_server, "freeze", lid, member_id)
+            self.executor.invoke(self.policy_server, PolicyServer.freeze, lid, member_id)
             new.append(self.agents.add_snapshot(lid, str(self.run_dir.policies / member_id)))
         for lid in decisions.reset:
             self.training.reset(lid, decisions.reset_from.get(lid))
@@ -180,23 +166,24 @@ class Runner:
     def _finish(
         self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
     ) -> dict[str, Any]:
-        from light_league.build import save_checkpoint
-        from light_league.tracking.logger import PayoffSnapshot, newest_entries
-        from light_league.tracking.report import save_payoff_snapshot
-
-        snapshot = PayoffSnapshot(
-            gen,
-            stats.ids,
-            stats.roles,
-            stats.win_rates,
-            stats.games,
-            stats.nash,
-            stats.ci_low,
-            stats.ci_high,
-            stats.meta,
-            stats.meta_solver,
-        )
+        """Record, log and checkpoint the generation (the resume point), and advance the league."""
+        snapshot = payoff_snapshot(gen, stats)
         save_payoff_snapshot(self.run_dir.root, snapshot)
+        record = self._record(gen, tasks, outcome, stats, timer)
+        record["newest"] = newest_entries(snapshot, record["rating"])
+        self._log(snapshot, record, outcome, stats)
+        self.agents.advance()
+        self.checkpointer.save(self.counters(), record)
+        return record
+
+    def counters(self) -> RunCounters:
+        """The run's own state a checkpoint keeps."""
+        return RunCounters(self.env_steps, self.wall_s(), self.last_nash_conv)
+
+    def _record(
+        self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
+    ) -> dict[str, Any]:
+        """The generation's line of ``generations.jsonl`` (without ``newest``)."""
         train_steps = sum(outcome.env_steps.values())
         record: dict[str, Any] = {
             "generation": gen,
@@ -226,13 +213,14 @@ class Runner:
         }
         if self.last_nash_conv is not None:
             record["nash_conv"] = self.last_nash_conv
-        record["newest"] = newest_entries(snapshot, record["rating"])
-        self.logger.log_payoff(snapshot)
-        self.logger.log_scalars(self._scalars(record, outcome, stats), gen)
-        self.logger.flush()
-        self.agents.advance()
-        save_checkpoint(self, record)
         return record
+
+    def _log(
+        self, snapshot: PayoffSnapshot, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
+    ) -> None:
+        self.logger.log_payoff(snapshot)
+        self.logger.log_scalars(self._scalars(record, outcome, stats), snapshot.generation)
+        self.logger.flush()
 
     def _scalars(
         self, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
@@ -255,21 +243,10 @@ class Runner:
         for lid, metrics in outcome.metrics.items():
             for k, v in metrics.items():
                 out[f"train/{lid}/{k}"] = v
-        out.update(self._exploiter_scalars(outcome))
+        out.update(self.scheduler.metrics(self.agents, outcome.results))
         for phase, secs in record["timings"].items():
             out[f"timing/{phase}_s"] = secs
         return out
-
-    def _exploiter_scalars(self, outcome: TrainingOutcome) -> dict[str, float]:
-        """Main exploiters' win rate against the current main agents in this generation's games."""
-        roles = self.agents.learners()
-        mains = {lid for lid, r in roles.items() if r == AgentType.MAIN_AGENT}
-        outs = [
-            r.outcome
-            for r in outcome.results
-            if roles.get(r.player_id) == AgentType.MAIN_EXPLOITER and r.opponent_id in mains
-        ]
-        return {"exploiter/rolling_win_rate_vs_main": float(np.mean(outs))} if outs else {}
 
     def close(self) -> None:
         try:
@@ -283,8 +260,6 @@ class Runner:
 
 def _meta_record(stats: LeagueStats) -> dict[str, Any]:
     """The meta-strategy's part of a generation record (solver, mixture, entropy, stability)."""
-    from light_league.game_theory.nash import nash_entropy
-
     meta = stats.meta_strategy
     out: dict[str, Any] = {
         "meta_solver": stats.meta_solver,
@@ -302,8 +277,6 @@ def _meta_record(stats: LeagueStats) -> dict[str, Any]:
 
 def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
     """``league/meta_entropy``, ``league/meta_stability`` (+ draws) and ``support/<agent>``."""
-    from light_league.game_theory.nash import nash_entropy
-
     out = {"league/meta_entropy": nash_entropy(stats.meta_strategy)}
     if stats.stability is not None:
         out["league/meta_stability"] = stats.stability.tv_mean
@@ -311,3 +284,19 @@ def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
         for agent, p in zip(stats.ids, stats.stability.support.tolist()):
             out[f"support/{agent}"] = float(p)
     return out
+
+
+def payoff_snapshot(gen: int, stats: LeagueStats) -> PayoffSnapshot:
+    """The generation's payoff table, Nash and meta-strategy (saved, logged and reported)."""
+    return PayoffSnapshot(
+        gen,
+        stats.ids,
+        stats.roles,
+        stats.win_rates,
+        stats.games,
+        stats.nash,
+        stats.ci_low,
+        stats.ci_high,
+        stats.meta,
+        stats.meta_solver,
+    )

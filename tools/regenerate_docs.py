@@ -35,7 +35,12 @@ Data sets and how to renew them:
   figure names with ``--out docs/data/FILE`` added (``bench/bench_output.py`` writes the command,
   date, CPUs, load average and versions as the file's first lines), with ``PYTHONPATH=.`` so that
   the bench imports this checkout, then ``python tools/regenerate_docs.py --only FIGURE``.
-  ``--list`` shows which file each figure reads.
+  ``--list`` shows which file each figure reads;
+- ``adaptive_evaluation``: ``python bench/adaptive_evaluation.py --run runs/docs_league --reference
+  docs/data/adaptive_evaluation_reference.json --cache CACHE --out docs/data/adaptive_evaluation.txt``
+  (the ``league_run`` run; the reference table is read from its file when it is there), then
+  ``python tools/regenerate_docs.py --only adaptive_evaluation``; ``adaptive_evaluation_before``
+  is the same bench on the allocation before it was changed (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -464,6 +469,10 @@ FIGURES = (
     Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
     Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
     Figure("meta_stability_budget", "league.md", "bench/meta_stability_budget.txt", render_bench_text),
+    Figure("adaptive_evaluation", "benchmarks.md", "adaptive_evaluation.txt", render_bench_text),
+    Figure(
+        "adaptive_evaluation_before", "benchmarks.md", "adaptive_evaluation_before.txt", render_bench_text
+    ),
 )
 CAPTURES = {
     "league_run": capture_league_run,

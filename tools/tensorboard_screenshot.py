@@ -101,8 +101,9 @@ def screenshot(
 
 def write_demo_run(run_dir: Path) -> None:
     """Three generations of a synthetic league (4, 5 and 6 agents) logged like a real run."""
+    from light_league.tracking.backends import build_logger
     from light_league.tracking.config import LoggingConfig
-    from light_league.tracking.logger import PayoffSnapshot, build_logger
+    from light_league.tracking.logger import PayoffSnapshot
 
     roles = ["main_agent", "main_exploiter", "league_exploiter", "main_agent", "league_exploiter", "baseline"]
     rng = np.random.default_rng(7)
@@ -126,8 +127,8 @@ def write_demo_run(run_dir: Path) -> None:
 
 def relog_run(run_dir: Path, out: Path) -> None:
     """Every saved payoff snapshot of ``run_dir`` logged through the current TensorBoard logger."""
+    from light_league.tracking.backends import build_logger
     from light_league.tracking.config import LoggingConfig
-    from light_league.tracking.logger import build_logger
     from light_league.tracking.report import load_payoff_snapshot, saved_generations
 
     logger = build_logger(LoggingConfig(), out)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from light_league.agents.payoff_table import PayoffTable
 from light_league.config_base import Section
@@ -25,10 +26,10 @@ from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, chec
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.game_theory.uncertainty import Stability, cell_intervals, meta_stability
-from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType
+from light_league.league.agent_pool import AgentPool
 from light_league.league.match_database import MatchDatabase
-from light_league.rollout.episode import Behaviour, MatchResult
 from light_league.run_dir import RunDir
+from light_league.types import AgentRecord, AgentType, Behaviour, MatchResult, learner_role
 from light_league.utils.atomic import atomic_write_json
 
 
@@ -71,6 +72,7 @@ class AgentManager:
         elo_k: float,
         baselines: list[str],
         num_actions: int,
+        baseline_ratings: Mapping[str, float] | None = None,
         meta_solver: tuple[MetaSolver, Section | None] | None = None,
         stability_draws: int = 0,
         stability_max_s: float = 2.0,
@@ -81,8 +83,10 @@ class AgentManager:
         self.payoff_table = PayoffTable()
         self.training = DecayedPayoff(decay=payoff_decay)
         self._elo_path = run_dir.elo
+        #: the fixed Elo of each baseline, as its env declares it (``envs.fixed_policy_ratings``)
+        fixed = DEFAULT_BASELINES if baseline_ratings is None else baseline_ratings
         self.elo = EloRegistry(
-            run_dir.elo, k_factor=elo_k, baselines={b: DEFAULT_BASELINES.get(b, 1000.0) for b in baselines}
+            run_dir.elo, k_factor=elo_k, baselines={b: fixed.get(b, 1000.0) for b in baselines}
         )
         self.diversity = DiversityTracker(n_actions=num_actions)
         self._num_actions = num_actions
@@ -140,7 +144,7 @@ class AgentManager:
 
     # ------------------------------------------------------------------ population
     def register_learner(self, learner_id: str, role: AgentType) -> None:
-        self._learners[learner_id] = role
+        self._learners[learner_id] = learner_role(role)
 
     def add_baseline(self, name: str) -> AgentRecord:
         return self.pool.add(
@@ -293,14 +297,29 @@ class AgentManager:
             rating=self.ratings(ids),
         )
 
-    def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
-        """Played pairs worth more evaluation games, most useful first (adaptive evaluation).
+    def evaluation_games(self, a: str, b: str) -> float:
+        """Games (evaluation and exact) recorded in the payoff table between ``a`` and ``b``."""
+        return float(self.payoff_table.games(a, b))
 
-        Priority of the unordered pair ``(i, j)``: ``(m_i + m_j + 1/n) * w_ij * (2 if the interval
-        straddles 0.5 else 1)``, with ``m`` the meta-strategy of the current table and ``w`` the
-        width of the cell's 95% interval: cells of members near the support, whose winner is
-        still uncertain, first. Exact cells, cells with ``cap`` games or more and unplayed pairs
-        are left out.
+    def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
+        """Played pairs worth more evaluation games, most useful first (adaptive evaluation);
+        :meth:`refinement_priorities` without the priorities."""
+        return [(a, b) for a, b, _ in self.refinement_priorities(cap)]
+
+    def refinement_priorities(self, cap: float) -> list[tuple[str, str, float]]:
+        """Played pairs worth more evaluation games and their priority, highest first.
+
+        With ``m`` the meta-strategy of the current table ``W``, member ``k`` scores
+        ``u_k = sum_j m_j W[k, j]`` against it, and the mixture itself ``v = m W m`` (0.5 in a
+        win-rate table). What decides the mixture is which side of ``v`` each ``u_k`` lies on
+        (outside the support below it, inside equal to it). ``f_k`` is the probability that
+        ``u_k`` lies on the other side (normal approximation, each cell's standard deviation
+        from its 95% interval): 1/2 for support members, near 0 for members far outside. Cell
+        ``(i, j)`` enters ``u_i`` with weight ``m_j`` and ``u_j`` with weight ``m_i``, so its
+        priority is ``(f_i m_j + f_j m_i) * sd_ij``: cells between support members, and between
+        the support and members that may belong to it. Cells no decision depends on (both
+        members clearly outside the support), exact cells, cells with ``cap`` games or more and
+        unplayed pairs are left out.
         """
         ids, rates, games = self.payoff()
         n = len(ids)
@@ -310,14 +329,26 @@ class AgentManager:
         solver, options = self._meta_solver, self._meta_options
         meta = checked_mixture(solver, solver(rates, options), n)
         exact = np.array([[(min(a, b), max(a, b)) in self._exact for b in ids] for a in ids], dtype=bool)
-        low, high = cell_intervals(rates, games, exact.reshape(n, n))
-        straddle = (low < 0.5) & (0.5 < high)
-        priority = (meta[:, None] + meta[None, :] + 1.0 / n) * (high - low) * (1.0 + straddle)
+        exact = exact.reshape(n, n)
+        low, high = cell_intervals(rates, games, exact)
+        sd = (high - low) / (2.0 * 1.959964)
+        scores = rates @ meta
+        value = float(meta @ scores)
+        spread = np.sqrt((sd**2) @ (meta**2))
+        gap = np.abs(scores - value)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            flip = np.where(spread > 0, 0.5 * special.erfc(gap / (spread * np.sqrt(2.0))), 0.0)
+        flip[gap <= 1e-9] = 0.5
+        priority = (flip[:, None] * meta[None, :] + meta[:, None] * flip[None, :]) * sd
         priority[np.tril_indices(n)] = 0.0
-        priority[(games >= cap) | exact.reshape(n, n)] = 0.0
+        priority[(games >= cap) | exact] = 0.0
         order = np.argsort(-priority, axis=None, kind="stable")
         rows, cols = np.unravel_index(order, priority.shape)
-        return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist()) if priority[i, j] > 0.0]
+        return [
+            (ids[i], ids[j], float(priority[i, j]))
+            for i, j in zip(rows.tolist(), cols.tolist())
+            if priority[i, j] > 0.0
+        ]
 
     def ratings(self, ids: list[str]) -> dict[str, float]:
         """Fitted Elo of ``ids``: Bradley-Terry over every evaluation (and exact) game so far.
@@ -362,7 +393,7 @@ class AgentManager:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._generation = int(state["generation"])
         self.session = int(state.get("session", 0)) + 1
-        self._learners = {k: AgentType(v) for k, v in state["learners"].items()}
+        self._learners = {k: learner_role(v) for k, v in state["learners"].items()}
         self._steps_since = defaultdict(int, {k: int(v) for k, v in state["steps_since"].items()})
         self._steps_total = defaultdict(int, {k: int(v) for k, v in state["steps_total"].items()})
         self._snapshots = defaultdict(int, {k: int(v) for k, v in state["snapshots"].items()})

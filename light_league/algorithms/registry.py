@@ -2,7 +2,9 @@
 
 ``LEARNERS`` maps a learner kind (the config's ``learner.kind``) to its config section and
 learner class; ``POLICY_LOADERS`` maps a policy meta's ``kind`` to a function that rebuilds the
-policy from ``(weights, meta)``. Add a kind by adding one entry to each table.
+policy from ``(weights, meta)``. Add a kind by adding one entry to each table; a plugin learner
+whose policies are of a new kind registers their loader under the entry-point group
+``light_league.policy_loaders``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.errors import ConfigError, unknown_name
-from light_league.plugins import PluginKind, resolve
+from light_league.plugins import PluginKind, entry_points, resolve
 
 PolicyLoader = Callable[[dict[str, np.ndarray], dict[str, Any]], Policy]
 
@@ -56,9 +58,34 @@ def make_learner(kind: str, spec: EnvSpec, config: Section, *, seed: int) -> Lea
     return cls(spec, config, seed=seed)  # type: ignore[call-arg]
 
 
+#: entry-point group under which an installed package registers the loader of a policy kind its
+#: plugin learner publishes (``policy_meta()["kind"]``): a ``(weights, meta) -> Policy`` function
+POLICY_LOADER_GROUP = "light_league.policy_loaders"
+
+
+def policy_loader(kind: str) -> PolicyLoader | None:
+    """The loader of policy ``kind``: built-in, else an entry point of :data:`POLICY_LOADER_GROUP`
+    (installed packages only: a policy's kind comes from data, so it never names a module path);
+    None when there is none. Resolved in every process that rebuilds policies (rollout workers)."""
+    if kind in POLICY_LOADERS:
+        return POLICY_LOADERS[kind]
+    plugins = entry_points(POLICY_LOADER_GROUP)
+    if kind not in plugins:
+        return None
+    loader = plugins[kind].load()
+    if not callable(loader):
+        raise ConfigError(f"policy loader {kind!r} (entry point {plugins[kind].value!r}) is not callable")
+    return cast(PolicyLoader, loader)
+
+
+def known_policy_kinds() -> list[str]:
+    return sorted({*POLICY_LOADERS, *entry_points(POLICY_LOADER_GROUP)})
+
+
 def build_policy(weights: dict[str, np.ndarray], meta: dict[str, Any]) -> Policy:
-    """Rebuild a policy from its weights and ``policy_meta``."""
-    kind = meta.get("kind")
-    if kind not in POLICY_LOADERS:
-        raise unknown_name("policy kind", str(kind), POLICY_LOADERS)
-    return POLICY_LOADERS[str(kind)](weights, meta)
+    """Rebuild a policy from its weights and ``policy_meta`` (its ``kind`` picks the loader)."""
+    kind = str(meta.get("kind"))
+    loader = policy_loader(kind)
+    if loader is None:
+        raise unknown_name("policy kind", kind, known_policy_kinds())
+    return loader(weights, meta)

@@ -74,14 +74,14 @@ class PolicyServer:
         return entry
 
     def save(self, policy_id: str, path: Path) -> None:
-        from light_league.algorithms.mappo.serialization import save_policy
+        from light_league.data_buffer.policy_files import save_policy
 
         entry = self._get(policy_id)
         save_policy(path, entry.weights, {**entry.meta, "kind": entry.kind, "policy_id": policy_id})
 
     def load_frozen(self, policy_id: str, path: Path) -> None:
         """Register a frozen snapshot from disk (resume)."""
-        from light_league.algorithms.mappo.serialization import load_policy_files
+        from light_league.data_buffer.policy_files import load_policy_files
 
         weights, meta = load_policy_files(path)
         self._entries[policy_id] = PolicyEntry(
@@ -120,7 +120,7 @@ class PolicyServer:
 
             raise ConfigError(f"unknown policy {policy_id!r}{did_you_mean(policy_id, self._entries)}")
         if entry.frozen and not entry.weights and entry.kind != "fixed" and self._storage is not None:
-            from light_league.algorithms.mappo.serialization import load_policy_files
+            from light_league.data_buffer.policy_files import load_policy_files
 
             entry.weights, _ = load_policy_files(self._storage / policy_id)
         if entry.frozen:

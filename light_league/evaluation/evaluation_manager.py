@@ -9,28 +9,77 @@ Nash-mixture policy is reported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
+import numpy as np
+
+import envs
 from envs.base import EnvSpec
-from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.algorithms.base import Policy
+from light_league.data_buffer.stores import PolicyStore
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.rollout_manager import RolloutManager
-
-#: games whose exact payoffs and NashConv light_league computes (through OpenSpiel)
-EXACT_GAMES = ("kuhn_poker", "leduc_poker")
+from light_league.types import Behaviour, MatchResult
 
 
 def exact_supported(env_name: str) -> bool:
-    if env_name not in EXACT_GAMES:
+    """Exact payoffs and NashConv for ``env_name``: its spec names an OpenSpiel game
+    (``EnvSpec.openspiel_game``) and open_spiel is installed."""
+    if envs.exact_game(env_name) is None:
         return False
     try:
         import pyspiel  # noqa: F401
     except ImportError:
         return False
     return True
+
+
+def share_batches(priorities: list[float], room: list[float], total: int) -> list[int]:
+    """``total`` batches shared in proportion to ``priorities`` (largest remainders first), at
+    most ``room[i]`` to pair ``i``; what a full pair cannot take goes to the others."""
+    p = np.asarray(priorities, dtype=np.float64)
+    cap = np.maximum(np.asarray(room, dtype=np.float64), 0.0).astype(np.int64)
+    out = np.zeros(p.size, dtype=np.int64)
+    left = int(total)
+    while left > 0:
+        open_ = (out < cap) & (p > 0)
+        if not open_.any():
+            break
+        want = np.where(open_, p, 0.0) * left / p[open_].sum()
+        take = np.minimum(np.floor(want).astype(np.int64), cap - out)
+        if take.sum() == 0:  # every share below one batch: one each, largest remainders first
+            order = np.argsort(-want, kind="stable")[:left]
+            take = np.zeros_like(out)
+            take[order[open_[order]]] = 1
+        out += take
+        left -= int(take.sum())
+    return out.tolist()
+
+
+class EvaluationTable(Protocol):
+    """What the evaluation reads and writes of the population's payoff table (the AgentManager):
+    which pairs are unplayed, which played ones need more games, and where results go."""
+
+    def missing_pairs(self) -> list[tuple[str, str]]: ...
+
+    def refinement_priorities(self, cap: float) -> list[tuple[str, str, float]]: ...
+
+    def evaluation_games(self, a: str, b: str) -> float: ...
+
+    def record_evaluation(self, results: list[MatchResult], behaviour: Mapping[str, Behaviour]) -> None: ...
+
+    def record_exact(self, pairs: Mapping[tuple[str, str], float], games: int) -> None: ...
+
+
+class MetaGame(Protocol):
+    """A solved meta-game (the AgentManager's ``LeagueStats``): members and the meta-strategy."""
+
+    ids: list[str]
+
+    @property
+    def meta_strategy(self) -> np.ndarray: ...
 
 
 @dataclass
@@ -45,7 +94,7 @@ class EvaluationManager:
     def __init__(
         self,
         rollout: RolloutManager,
-        policy_server: Any,
+        policy_server: PolicyStore,
         spec: EnvSpec,
         env_name: str,
         *,
@@ -61,7 +110,7 @@ class EvaluationManager:
         self.spec = spec
         self.env_name = env_name
         #: adaptive evaluation: new pairings get ``adaptive_batch`` games, the budget's rest goes
-        #: to the pairs :meth:`AgentManager.refinement_pairs` ranks first
+        #: to the pairs :meth:`EvaluationTable.refinement_priorities` ranks first
         self.adaptive = episodes_per_pair == "adaptive"
         self.adaptive_budget, self.adaptive_cap = adaptive_budget, adaptive_cap
         self.episodes_per_pair = adaptive_batch if self.adaptive else int(episodes_per_pair)
@@ -70,7 +119,7 @@ class EvaluationManager:
             from light_league.errors import ConfigError
 
             raise ConfigError(
-                f"evaluation.exact=always needs one of {', '.join(EXACT_GAMES)} with open_spiel "
+                f"evaluation.exact=always needs one of {', '.join(envs.exact_games())} with open_spiel "
                 f"installed, got env {env_name!r}; use exact=auto"
             )
         self.exact = supported and exact != "never"
@@ -85,12 +134,14 @@ class EvaluationManager:
                 out.append((b, a, n))
         return out
 
-    def planned_games(self, agents: AgentManager) -> int:
+    def planned_games(self, agents: EvaluationTable) -> int:
         """Games the next :meth:`run` will play (or compute exactly)."""
         first = sum(n for _, _, n in self.pairings(agents.missing_pairs()))
         return max(first, self.adaptive_budget) if self.adaptive and not self.exact else first
 
-    def run(self, agents: AgentManager, progress: Callable[[int], None] | None = None) -> EvaluationSummary:
+    def run(
+        self, agents: EvaluationTable, progress: Callable[[int], None] | None = None
+    ) -> EvaluationSummary:
         """Play (or compute) every missing pairing of the population and record it."""
         missing = agents.missing_pairs()
         if not missing:
@@ -111,22 +162,32 @@ class EvaluationManager:
         return EvaluationSummary(len(missing), games, steps, False)
 
     def _refine(
-        self, agents: AgentManager, spent: int, progress: Callable[[int], None] | None
+        self, agents: EvaluationTable, spent: int, progress: Callable[[int], None] | None
     ) -> tuple[int, int]:
         """Spend the rest of the generation's budget in rounds of about a quarter of it each.
 
-        Every round re-ranks the played pairs (:meth:`AgentManager.refinement_pairs`) on the
-        table as it stands and plays ``adaptive_batch`` more games (per seat order) of the top
-        ones. Returns ``(games, env_steps)`` played.
+        Every round re-ranks the played pairs on the table as it stands
+        (:meth:`EvaluationTable.refinement_priorities`) and shares the round's batches of
+        ``adaptive_batch`` games (per seat order) among them in proportion to their priority
+        (largest remainders first; none past a cell's cap by more than one batch). Stops early
+        when no cell has a priority left. Returns ``(games, env_steps)`` played.
         """
         per_pair = self.episodes_per_pair * (1 if self.spec.symmetric else 2)
-        round_pairs = max(1, self.adaptive_budget // (4 * per_pair))
+        round_batches = max(1, self.adaptive_budget // (4 * per_pair))
         games = steps = 0
         while (left := self.adaptive_budget - spent - games) >= per_pair:
-            chosen = agents.refinement_pairs(self.adaptive_cap)[: min(round_pairs, left // per_pair)]
+            ranked = agents.refinement_priorities(self.adaptive_cap)
+            room = [-(-(self.adaptive_cap - agents.evaluation_games(a, b)) // per_pair) for a, b, _ in ranked]
+            batches = share_batches([p for _, _, p in ranked], room, min(round_batches, left // per_pair))
+            chosen = [(a, b, k) for (a, b, _), k in zip(ranked, batches) if k > 0]
             if not chosen:
                 break
-            result = self.rollout.evaluate(self.pairings(chosen), progress)
+            pairings = [
+                (x, y, k * self.episodes_per_pair)
+                for a, b, k in chosen
+                for x, y in ((a, b),) + (() if self.spec.symmetric else ((b, a),))
+            ]
+            result = self.rollout.evaluate(pairings, progress)
             if not result.results:
                 break
             agents.record_evaluation(result.results, result.behaviour)
@@ -139,7 +200,7 @@ class EvaluationManager:
 
     def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
         """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""
-        from light_league.evaluation.exploitability import expected_payoff_matrix
+        from light_league.algorithms.game_tree import expected_payoff_matrix
 
         rows = sorted({a for a, _, _ in pairings})
         cols = sorted({b for _, b, _ in pairings})
@@ -152,12 +213,12 @@ class EvaluationManager:
             out[(a, b)] = min(1.0, max(0.0, (value - lo) / (hi - lo)))
         return out
 
-    def nash_conv(self, stats: LeagueStats) -> float | None:
+    def nash_conv(self, stats: MetaGame) -> float | None:
         """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless
         ``league.meta_solver`` says otherwise); None where the game does not allow it."""
         if not self.compute_nash_conv:
             return None
-        from light_league.evaluation.exploitability import nash_conv
+        from light_league.algorithms.game_tree import nash_conv
 
         support = [(pid, p) for pid, p in zip(stats.ids, stats.meta_strategy.tolist()) if p > 1e-9]
         pols = self.policies([pid for pid, _ in support])

@@ -10,9 +10,9 @@ backend runs it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 
 class WorkerDied(RuntimeError):
@@ -44,6 +44,21 @@ class Future(ABC):
         """The call's value; raises :class:`WorkerDied` when the component died."""
 
 
+T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class TypedFuture(Generic[R]):
+    """A :class:`Future` whose value has the type of the method that was submitted."""
+
+    def __init__(self, future: Future) -> None:
+        self.future = future
+
+    def result(self) -> R:
+        return cast(R, self.future.result())
+
+
 class Executor(ABC):
     name: str = ""
 
@@ -64,6 +79,20 @@ class Executor(ABC):
 
     def call(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Any:
         return self.submit(handle, method, *args, **kwargs).result()
+
+    def invoke(
+        self, handle: Handle, method: Callable[Concatenate[T, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """Call ``method``, a method of the component's class or protocol named unbound (e.g.
+        ``PolicyServer.freeze``), on ``handle``'s component and wait: mypy checks the arguments and
+        the result's type, and no method is named by a string. Runs as :meth:`call`."""
+        return cast(R, self.call(handle, method.__name__, *args, **kwargs))
+
+    def submit_method(
+        self, handle: Handle, method: Callable[Concatenate[T, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> TypedFuture[R]:
+        """:meth:`invoke` without waiting: a future of the method's result type."""
+        return TypedFuture(self.submit(handle, method.__name__, *args, **kwargs))
 
     def gather(self, futures: Sequence[Future]) -> list[Any]:
         return [f.result() for f in futures]

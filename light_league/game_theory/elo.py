@@ -6,9 +6,11 @@ Standard base-10 Elo on the 400-point scale: the expected score of ``a`` against
 amount, so an update between two rated agents is zero-sum.
 
 **Baselines** (fixed opponents such as scripted bots) anchor the scale: their ratings never
-change, whatever they play. :data:`DEFAULT_BASELINES` holds the battalion environment's opponents:
-``random`` at 800 and scripted levels 1 to 5 at 1000, 1100, 1200, 1300 and 1400. Agents that have
-not played yet start at ``initial_rating`` (1000, the level-1 bot).
+change, whatever they play. Each env declares its fixed opponents' ratings beside them
+(``FIXED_POLICY_RATINGS``, read through ``envs.fixed_policy_ratings``); battalion's are ``random``
+at 800 and scripted levels 1 to 5 at 1000, 1100, 1200, 1300 and 1400. :data:`DEFAULT_BASELINES`
+keeps those numbers for :class:`EloRegistry` built without ``baselines`` (the league passes its
+env's). Agents that have not played yet start at ``initial_rating`` (1000, the level-1 bot).
 
 Two ways to compute it:
 
@@ -43,7 +45,8 @@ from scipy.special import expit
 from light_league.errors import CorruptFileError
 from light_league.utils.atomic import atomic_write_json, read_json
 
-#: fixed ratings of battalion's built-in opponents
+#: fixed ratings of battalion's built-in opponents (the default of an EloRegistry built without
+#: ``baselines``; a league reads its env's declared ratings: ``envs.fixed_policy_ratings``)
 DEFAULT_BASELINES: dict[str, float] = {
     "random": 800.0,
     "scripted_l1": 1000.0,

@@ -11,60 +11,22 @@ One process writes a given manifest; others may read it (and call :meth:`AgentPo
 from __future__ import annotations
 
 import builtins
-import enum
 import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from light_league.errors import CorruptFileError, LeagueError, did_you_mean
+from light_league.types import BUILT_IN_ROLES, AgentRecord, AgentType, learner_role
 from light_league.utils.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
+__all__ = ["BUILT_IN_ROLES", "AgentPool", "AgentRecord", "AgentType", "UnknownAgentError", "learner_role"]
+
 MANIFEST_FORMAT = 1
-
-
-class AgentType(enum.StrEnum):
-    MAIN_AGENT = "main_agent"
-    MAIN_EXPLOITER = "main_exploiter"
-    LEAGUE_EXPLOITER = "league_exploiter"
-    #: a PSRO best response (one per player per generation)
-    BEST_RESPONSE = "best_response"
-    #: a fixed opponent never trained (scripted bots, random): Elo anchor
-    BASELINE = "baseline"
-
-
-@dataclass
-class AgentRecord:
-    agent_id: str
-    version: int
-    agent_type: AgentType
-    snapshot_path: str
-    created_at: float
-    metadata: dict[str, Any] = field(default_factory=dict)
-    parent: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (the agent type as its string value)."""
-        data = asdict(self)
-        data["agent_type"] = self.agent_type.value
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
-        return cls(
-            agent_id=str(data["agent_id"]),
-            version=int(data["version"]),
-            agent_type=AgentType(data["agent_type"]),
-            snapshot_path=str(data["snapshot_path"]),
-            created_at=float(data["created_at"]),
-            metadata=dict(data.get("metadata") or {}),
-            parent=data.get("parent"),
-        )
 
 
 class UnknownAgentError(LeagueError, KeyError):
@@ -104,7 +66,7 @@ class AgentPool:
         if agent_type is None:
             return list(self._records.values())
         kind = AgentType(agent_type)
-        return [r for r in self._records.values() if r.agent_type is kind]
+        return [r for r in self._records.values() if r.agent_type == kind]
 
     def get(self, agent_id: str) -> AgentRecord:
         """The member ``agent_id``; ``UnknownAgentError`` (with did-you-mean) when absent."""
@@ -182,10 +144,7 @@ class AgentPool:
         # The incoming member becomes the latest of its type, freeing the current latest one.
         latest.pop(incoming, None)
         for record in self._records.values():
-            if (
-                record.agent_type is not AgentType.BASELINE
-                and latest.get(record.agent_type) != record.agent_id
-            ):
+            if record.agent_type != AgentType.BASELINE and latest.get(record.agent_type) != record.agent_id:
                 return record.agent_id
         raise ValueError(
             f"pool {self.manifest_path} is full (max_size={self.max_size}) and every member is a baseline "

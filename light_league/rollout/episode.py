@@ -19,7 +19,7 @@ seed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,23 +27,16 @@ from envs.base import BatchedEnv, BatchStep
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.data_buffer.episode import SampleBatch
 from light_league.rollout.policy_bank import policy_log_probs
+from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult
 
-#: per-policy cap on the behaviour samples kept for diversity embeddings
-BEHAVIOUR_SAMPLES = 4096
-
-
-@dataclass
-class MatchResult:
-    """One finished game, from the focal player's side."""
-
-    player_id: str
-    opponent_id: str
-    player_seat: int
-    outcome: float  #: focal player's result in [0, 1]
-    player_return: float
-    #: training games: the generation whose opponent distribution drew this game's opponent (a
-    #: game in progress keeps its opponent across generations, so it may end in a later one)
-    drawn_generation: int = 0
+__all__ = [
+    "BEHAVIOUR_SAMPLES",
+    "Behaviour",
+    "EpisodeLoop",
+    "EvaluationResult",
+    "MatchResult",
+    "RolloutResult",
+]
 
 
 @dataclass
@@ -52,29 +45,6 @@ class RolloutResult:
     results: list[MatchResult]
     env_steps: int
     episodes: int
-
-
-@dataclass
-class Behaviour:
-    """Actions and positions a policy produced (for behaviour-diversity embeddings)."""
-
-    actions: list[np.ndarray] = field(default_factory=list)
-    positions: list[np.ndarray] = field(default_factory=list)
-    count: int = 0
-
-    def add(self, actions: np.ndarray, positions: np.ndarray | None) -> None:
-        room = BEHAVIOUR_SAMPLES - self.count
-        if room <= 0 or actions.size == 0:
-            return
-        self.actions.append(actions[:room])
-        if positions is not None:
-            self.positions.append(positions[:room])
-        self.count += min(room, actions.shape[0])
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray | None]:
-        acts = np.concatenate(self.actions) if self.actions else np.zeros(0, dtype=np.int64)
-        pos = np.concatenate(self.positions) if self.positions else None
-        return acts, pos
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 
 from light_league.execution.base import Executor, Handle, WorkerDied
 from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
-from light_league.rollout.rollout_worker import RolloutReport, RolloutRequest
+from light_league.rollout.rollout_worker import RolloutReport, RolloutRequest, RolloutWorker
 from light_league.utils.atomic import JsonlLog
 
 log = logging.getLogger(__name__)
@@ -63,9 +63,10 @@ class RolloutManager:
     def num_workers(self) -> int:
         return len(self.workers)
 
-    def _on_all(self, calls: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
-        """Run ``calls[i]`` on worker ``i`` concurrently; redo the call of any worker that dies."""
-        futures = [self.executor.submit(w, m, *a) for w, (m, a) in zip(self.workers, calls)]
+    def _on_all(self, calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> list[Any]:
+        """Run ``calls[i]`` (a RolloutWorker method, its arguments) on worker ``i`` concurrently;
+        redo the call of any worker that dies."""
+        futures = [self.executor.submit(w, m.__name__, *a) for w, (m, a) in zip(self.workers, calls)]
         results: list[Any] = []
         for i, fut in enumerate(futures):
             while True:
@@ -76,7 +77,7 @@ class RolloutManager:
                     fut = self._replace(i, exc, calls[i])
         return results
 
-    def _replace(self, i: int, exc: WorkerDied, call: tuple[str, tuple[Any, ...]]) -> Any:
+    def _replace(self, i: int, exc: WorkerDied, call: tuple[Callable[..., Any], tuple[Any, ...]]) -> Any:
         """Replace worker ``i`` (again, if the replacement dies too) and resubmit its call."""
         while True:
             self.restarts += 1
@@ -89,13 +90,13 @@ class RolloutManager:
             try:
                 self.workers[i] = self.executor.restart(self.workers[i])
                 self._record_placement([self.workers[i]], "replaced")
-                return self.executor.submit(self.workers[i], call[0], *call[1])
+                return self.executor.submit(self.workers[i], call[0].__name__, *call[1])
             except WorkerDied as again:
                 exc = again
 
     def collect(self, requests: list[RolloutRequest]) -> list[RolloutReport]:
         """Every worker plays every request once; reports are merged per learner."""
-        per_worker = self._on_all([("run", (requests,))] * self.num_workers)
+        per_worker = self._on_all([(RolloutWorker.run, (requests,))] * self.num_workers)
         merged: dict[str, RolloutReport] = {r.learner_id: RolloutReport(r.learner_id) for r in requests}
         for reports in per_worker:
             for rep in reports:
@@ -117,7 +118,7 @@ class RolloutManager:
                 k = base + (1 if i < extra else 0)
                 if k:
                     shares[i].append((a, b, k))
-        outs: list[EvaluationResult] = self._on_all([("evaluate", (s,)) for s in shares])
+        outs: list[EvaluationResult] = self._on_all([(RolloutWorker.evaluate, (s,)) for s in shares])
         results: list[MatchResult] = []
         behaviour: dict[str, Behaviour] = {}
         steps = 0

@@ -11,18 +11,17 @@ run through one :class:`~light_league.rollout.policy_bank.PolicyBank` per archit
 from __future__ import annotations
 
 import time
-import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, cast
-
-import numpy as np
+from typing import cast
 
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.rollout.episode import EpisodeLoop, EvaluationResult, MatchResult
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.policy_bank import BankedPolicy, build_banks
+from light_league.seeding import EVALUATION_STREAM, derive_seed
 
 
 @dataclass
@@ -49,12 +48,12 @@ class RolloutWorker:
     def __init__(
         self,
         env_name: str,
-        env_options: dict[str, Any],
+        env_options: dict[str, object],
         *,
         num_envs: int,
         seed: int,
-        policy_server: Any,
-        episode_server: Any,
+        policy_server: PolicyStore,
+        episode_server: EpisodeStore,
         cache_size: int = 16,
         torch_threads: int = 1,
     ) -> None:
@@ -120,9 +119,7 @@ class RolloutWorker:
 
     def _loop(self, learner_id: str) -> EpisodeLoop:
         if learner_id not in self._loops:
-            seed = int(
-                np.random.SeedSequence([self._seed, zlib.crc32(learner_id.encode())]).generate_state(1)[0]
-            )
+            seed = derive_seed(self._seed, learner_id, bits=32)
             self._loops[learner_id] = EpisodeLoop(self._make_env(), seed=seed)
         return self._loops[learner_id]
 
@@ -167,6 +164,6 @@ class RolloutWorker:
         ids = sorted({p for a, b, _ in pairings for p in (a, b)})
         pols = self._policies({pid: 0 for pid in ids})
         if self._eval_loop is None:
-            seed = int(np.random.SeedSequence([self._seed, 7919]).generate_state(1)[0])
+            seed = derive_seed(self._seed, EVALUATION_STREAM, bits=32)
             self._eval_loop = EpisodeLoop(self._make_env(), seed=seed)
         return self._eval_loop.evaluate(pols, pairings)

@@ -10,20 +10,33 @@ per episode from one distribution per generation, so each role's rule is turned 
 mixture those coin flips produce: e.g. the main agent's distribution is
 ``0.5 * PFSP(all frozen) + 0.15 * verification + 0.35 * self-play``, where a verification branch
 with no candidate puts its mass into self-play, as the pseudocode does.
+
+Each role is a class (:class:`MainAgentRole`, :class:`MainExploiterRole`,
+:class:`LeagueExploiterRole`, on :class:`~light_league.scheduling.roles.Role`); the scheduler holds
+a table of them, to which ``scheduler.roles`` adds more (built-in classes, ``module:Class`` or
+entry points of ``light_league.roles``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from light_league.config_base import Section
 from light_league.game_theory.pfsp import UNIFORM_FALLBACK_BELOW, pfsp_probabilities
-from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.plugins import PluginKind, resolve, validate_options
+from light_league.scheduling.roles import (
+    Mixture,
+    Reset,
+    Role,
+    history,
+    pfsp_distribution,
+    trained,
+    win_rates,
+)
 from light_league.scheduling.task_scheduler import (
     GenerationDecisions,
     LeagueView,
@@ -31,6 +44,7 @@ from light_league.scheduling.task_scheduler import (
     TaskScheduler,
     TrainingTask,
 )
+from light_league.types import AgentRecord, AgentType, MatchResult, learner_role
 
 OpponentWeighting = Literal["pfsp", "nash", "pfsp_nash"]
 PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]
@@ -171,6 +185,18 @@ class LeagueExploiterRules(ResetRules):
     """Chance of a reset to the initial weights at each snapshot (AlphaStar: 25%)."""
 
 
+class RoleEntry(Section):
+    """A role added to the league table (``scheduler.roles.<label>``)."""
+
+    kind: str
+    """The role class: a built-in role (``main_agent``, ``main_exploiter``, ``league_exploiter``),
+    ``package.module:ClassName`` or an entry point of the ``light_league.roles`` group."""
+    count: int = Field(default=1, ge=0, le=64)
+    """Number of learners with this role (ids ``<label>_0``, ``<label>_1``, ...)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Options of the role, validated by its class's ``Config``."""
+
+
 class LeagueSchedulerConfig(Section):
     """AlphaStar league: learner counts, steps per generation and each role's rules."""
 
@@ -188,93 +214,111 @@ class LeagueSchedulerConfig(Section):
     """Rules of the main exploiters."""
     league_exploiter: LeagueExploiterRules = Field(default_factory=LeagueExploiterRules)
     """Rules of the league exploiters."""
+    roles: dict[str, RoleEntry] = Field(default_factory=dict)
+    """Further roles, by label: ``{historical_exploiter: {kind: 'package.module:ClassName', count: 1,
+    options: {...}}}``. ``kind`` names the role class (a built-in role, ``package.module:ClassName``
+    or an entry point of the ``light_league.roles`` group), ``options`` its ``Config``. Labels
+    are lower-case names; the built-in labels and ``baseline`` are taken."""
 
-
-# --------------------------------------------------------------------------------------------
-# Scheduler
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Mixture:
-    """An opponent distribution built branch by branch, with notes on what each branch did."""
-
-    probs: dict[str, float] = field(default_factory=dict)
-    branches: dict[str, float] = field(default_factory=dict)
-    fallbacks: list[str] = field(default_factory=list)
-
-    def add(self, dist: dict[str, float], mass: float, branch: str) -> None:
-        if mass <= 0.0:
-            return
-        for opponent, p in dist.items():
-            if p > 0.0:
-                self.probs[opponent] = self.probs.get(opponent, 0.0) + mass * p
-        self.branches[branch] = self.branches.get(branch, 0.0) + mass
-
-    def normalised(self) -> dict[str, float]:
-        total = sum(self.probs.values())
-        return {opponent: p / total for opponent, p in self.probs.items()}
-
-    def info(self) -> dict[str, Any]:
-        return {"branches": dict(self.branches), "fallbacks": list(self.fallbacks)}
-
-
-class LeagueScheduler(TaskScheduler):
-    """AlphaStar's league: main agents, main exploiters and league exploiters."""
-
-    name: ClassVar[str] = "league"
-    Config: ClassVar[type[Section]] = LeagueSchedulerConfig
-    config: LeagueSchedulerConfig
-
-    def __init__(self, config: Section, *, seed: int) -> None:
-        super().__init__(config, seed=seed)
-        self.snapshot_counts: dict[str, int] = {}
-        self.reset_counts: dict[str, int] = {}
-
-    # ---- setup ------------------------------------------------------------------------------
-
-    def learners(self) -> list[LearnerSetup]:
-        counts = [
-            (AgentType.MAIN_AGENT, self.config.main_agents),
-            (AgentType.MAIN_EXPLOITER, self.config.main_exploiters),
-            (AgentType.LEAGUE_EXPLOITER, self.config.league_exploiters),
-        ]
-        return [LearnerSetup(f"{role.value}_{i}", role) for role, n in counts for i in range(n)]
-
-    # ---- planning ---------------------------------------------------------------------------
-
-    def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
-        planners = {
-            AgentType.MAIN_AGENT: self._main_agent_mixture,
-            AgentType.MAIN_EXPLOITER: self._main_exploiter_mixture,
-            AgentType.LEAGUE_EXPLOITER: self._league_exploiter_mixture,
-        }
-        tasks = []
-        for learner_id, role in league.learners().items():
-            if role not in planners:
+    @field_validator("roles")
+    @classmethod
+    def _labels_free(cls, value: dict[str, RoleEntry]) -> dict[str, RoleEntry]:
+        for label in value:
+            learner_role(label)  # a valid label, not ``baseline``
+            if label in ROLES:
                 raise ValueError(
-                    f"league scheduler has no rule for role {role.value!r} of learner {learner_id!r}"
+                    f"role label {label!r} is a built-in role (configure it under scheduler.{label}); "
+                    "give the added role another label"
                 )
-            mixture, weighting = planners[role](league, learner_id)
-            tasks.append(
-                TrainingTask(
-                    learner_id=learner_id,
-                    role=role,
-                    opponents=mixture.normalised(),
-                    env_steps=self._rules(role).steps_per_generation or self.config.steps_per_generation,
-                    weighting=weighting,
-                    info=mixture.info(),
-                )
-            )
-        return tasks
+        return value
 
-    def _main_agent_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
-        rules = self.config.main_agent
-        mixture = _Mixture()
-        members = _trained(league.members())
+
+# --------------------------------------------------------------------------------------------
+# The AlphaStar roles
+# --------------------------------------------------------------------------------------------
+
+
+class AlphaStarRole(Role):
+    """A role with AlphaStar's snapshot rule (pseudocode ``ready_to_checkpoint``): after
+    ``checkpoint_min_steps``, freeze when every win rate against the role's targets exceeds
+    ``checkpoint_win_rate``, and regardless after ``checkpoint_max_steps``. Subclasses give the
+    opponents, and may change the targets (:meth:`checkpoint_targets`) and the reset."""
+
+    Config: ClassVar[type[Section]] = CheckpointRules
+    config: CheckpointRules
+
+    def steps_per_generation(self) -> int | None:
+        return self.config.steps_per_generation
+
+    def checkpoint_targets(self, league: LeagueView) -> list[str]:
+        """Whom the learner must beat for an early snapshot: every member (main exploiters: the main agents)."""
+        return [m.agent_id for m in league.members()]
+
+    def ready_to_checkpoint(self, league: LeagueView, learner_id: str) -> bool:
+        """Pseudocode ``ready_to_checkpoint``; an empty target set counts as beaten."""
+        rules = self.config
+        steps = league.steps_since_checkpoint(learner_id)
+        if steps < rules.checkpoint_min_steps:
+            return False
+        if steps >= rules.checkpoint_max_steps:
+            return True
+        return all(
+            league.win_rate(learner_id, t) > rules.checkpoint_win_rate
+            for t in self.checkpoint_targets(league)
+        )
+
+    def frozen_distribution(
+        self,
+        league: LeagueView,
+        learner_id: str,
+        candidates: list[AgentRecord],
+        curve: str,
+        weighting: OpponentWeighting,
+    ) -> tuple[dict[str, float], str]:
+        """PFSP with ``curve`` over frozen ``candidates``, combined with the meta-strategy per ``weighting``."""
+        rates = win_rates(league, learner_id, candidates)
+        pfsp = pfsp_probabilities(rates, curve)
+        nash = league.meta_strategy()
+        nash_weights = np.array([nash.get(c.agent_id, 0.0) for c in candidates]) if nash else None
+        probs, used = combine_weights(pfsp, nash_weights, weighting)
+        return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used
+
+
+class ResettingRole(AlphaStarRole):
+    """An AlphaStar role whose learners may restart after a snapshot (``ResetRules.reset_to``)."""
+
+    Config: ClassVar[type[Section]] = ResetRules
+    config: ResetRules
+
+    def resets(self, rng: np.random.Generator) -> bool:
+        """Whether this snapshot resets the learner (always, unless a subclass says otherwise)."""
+        return True
+
+    def reset_at_checkpoint(
+        self, league: LeagueView, learner_id: str, rng: np.random.Generator
+    ) -> Reset | None:
+        if not self.resets(rng):
+            return None
+        if self.config.reset_to == "main_agent":
+            mains = main_agent_ids(league)
+            return Reset(source=mains[int(rng.integers(len(mains)))])
+        return Reset()
+
+
+class MainAgentRole(AlphaStarRole):
+    """Pseudocode ``MainPlayer``: PFSP over everyone, verification, self-play; never reset."""
+
+    Config: ClassVar[type[Section]] = MainAgentRules
+    config: MainAgentRules
+    initial_member: ClassVar[bool] = True
+
+    def opponents(self, league: LeagueView, learner_id: str) -> tuple[Mixture, str]:
+        rules = self.config
+        mixture = Mixture()
+        members = trained(league.members())
         self_play_share = 1.0 - rules.pfsp_probability - rules.verification_probability
         if members:
-            dist, weighting = self._frozen_distribution(
+            dist, weighting = self.frozen_distribution(
                 league, learner_id, members, "squared", rules.weighting
             )
             mixture.add(dist, rules.pfsp_probability, "pfsp")
@@ -282,7 +326,7 @@ class LeagueScheduler(TaskScheduler):
             weighting = "self_play(fallback:no_frozen_players)"
             mixture.fallbacks.append("pfsp->self_play:no_frozen_players")
             self_play_share += rules.pfsp_probability
-        mains = _main_agent_ids(league)
+        mains = main_agent_ids(league)
         for opponent in mains:
             verification = self._verification(league, learner_id, opponent, members)
             verification_mass = rules.verification_probability / len(mains)
@@ -300,19 +344,19 @@ class LeagueScheduler(TaskScheduler):
         self, league: LeagueView, learner_id: str, opponent: str, members: list[AgentRecord]
     ) -> dict[str, float] | None:
         """Pseudocode ``_verification_branch``: unbeaten exploiter snapshots, then forgotten ones."""
-        rules = self.config.main_agent
+        rules = self.config
         exploiter_ids = {lid for lid, role in league.learners().items() if role == AgentType.MAIN_EXPLOITER}
         exploiters = [
             m for m in members if m.agent_type == AgentType.MAIN_EXPLOITER or m.parent in exploiter_ids
         ]
-        rates = _win_rates(league, learner_id, exploiters)
+        rates = win_rates(league, learner_id, exploiters)
         if exploiters and rates.min() < rules.exploiter_win_rate:
-            return _pfsp_distribution(exploiters, rates, "squared")
-        history = _history(members, opponent)
-        rates = _win_rates(league, learner_id, history)
+            return pfsp_distribution(exploiters, rates, "squared")
+        past = history(members, opponent)
+        rates = win_rates(league, learner_id, past)
         keep = remove_monotonic_suffix(rates.tolist())
         if keep and rates[:keep].min() < rules.forgotten_win_rate:
-            return _pfsp_distribution(history[:keep], rates[:keep], "squared")
+            return pfsp_distribution(past[:keep], rates[:keep], "squared")
         return None
 
     def _self_play(
@@ -321,125 +365,204 @@ class LeagueScheduler(TaskScheduler):
         learner_id: str,
         opponent: str,
         members: list[AgentRecord],
-        mixture: _Mixture,
+        mixture: Mixture,
     ) -> dict[str, float]:
         """Pseudocode ``_selfplay_branch``: the current main agent, or a curriculum over its history.
 
         Against itself the win rate is 0.5 by definition (DI-engine notes the same), so a single
         main agent always plays itself here.
         """
-        if (
-            opponent == learner_id
-            or league.win_rate(learner_id, opponent) > self.config.main_agent.self_play_win_rate
-        ):
+        if opponent == learner_id or league.win_rate(learner_id, opponent) > self.config.self_play_win_rate:
             return {opponent: 1.0}
-        history = _history(members, opponent)
-        if not history:
+        past = history(members, opponent)
+        if not past:
             mixture.fallbacks.append(f"curriculum->current:{opponent}:no_history")
             return {opponent: 1.0}
-        return _pfsp_distribution(history, _win_rates(league, learner_id, history), "variance")
+        return pfsp_distribution(past, win_rates(league, learner_id, past), "variance")
 
-    def _main_exploiter_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
-        rules = self.config.main_exploiter
-        mixture = _Mixture()
+
+class MainExploiterRole(ResettingRole):
+    """Pseudocode ``MainExploiter``: the current main agents (or a curriculum over their history);
+    frozen when it beats the main agents, and then reset."""
+
+    Config: ClassVar[type[Section]] = MainExploiterRules
+    config: MainExploiterRules
+
+    def opponents(self, league: LeagueView, learner_id: str) -> tuple[Mixture, str]:
+        rules = self.config
+        mixture = Mixture()
         weighting = "current_main"
-        members = _trained(league.members())
-        mains = _main_agent_ids(league)
+        members = trained(league.members())
+        mains = main_agent_ids(league)
         for main in mains:
             share = 1.0 / len(mains)
-            history = _history(members, main)
+            past = history(members, main)
             if league.win_rate(learner_id, main) > rules.main_win_rate:
                 mixture.add({main: 1.0}, share, "current_main")
-            elif not history:
+            elif not past:
                 mixture.fallbacks.append(f"curriculum->current:{main}:no_history")
                 mixture.add({main: 1.0}, share, "current_main")
             else:
-                dist, weighting = self._frozen_distribution(
-                    league, learner_id, history, "variance", rules.weighting
+                dist, weighting = self.frozen_distribution(
+                    league, learner_id, past, "variance", rules.weighting
                 )
                 mixture.add(dist, share * rules.curriculum_probability, "curriculum")
                 mixture.add({main: 1.0}, share * (1.0 - rules.curriculum_probability), "current_main")
         return mixture, weighting
 
-    def _league_exploiter_mixture(self, league: LeagueView, learner_id: str) -> tuple[_Mixture, str]:
-        rules = self.config.league_exploiter
-        mixture = _Mixture()
-        members = _trained(league.members())
+    def checkpoint_targets(self, league: LeagueView) -> list[str]:
+        return main_agent_ids(league)
+
+    def metrics(self, league: LeagueView, results: Sequence[MatchResult]) -> dict[str, float]:
+        """``exploiter/rolling_win_rate_vs_main``: main exploiters' win rate against the current
+        main agents in this generation's games."""
+        mine = set(self.learner_ids(league))
+        mains = {lid for lid, role in league.learners().items() if role == AgentType.MAIN_AGENT}
+        outs = [r.outcome for r in results if r.player_id in mine and r.opponent_id in mains]
+        return {"exploiter/rolling_win_rate_vs_main": float(np.mean(outs))} if outs else {}
+
+
+class LeagueExploiterRole(ResettingRole):
+    """Pseudocode ``LeagueExploiter``: PFSP over everyone; reset with ``reset_probability`` at a snapshot."""
+
+    Config: ClassVar[type[Section]] = LeagueExploiterRules
+    config: LeagueExploiterRules
+
+    def opponents(self, league: LeagueView, learner_id: str) -> tuple[Mixture, str]:
+        rules = self.config
+        mixture = Mixture()
+        members = trained(league.members())
         if members:
-            dist, weighting = self._frozen_distribution(
+            dist, weighting = self.frozen_distribution(
                 league, learner_id, members, rules.pfsp_curve, rules.weighting
             )
             mixture.add(dist, 1.0, "pfsp")
             return mixture, weighting
-        mains = _main_agent_ids(league)
+        mains = main_agent_ids(league)
         mixture.fallbacks.append("pfsp->current_main:no_frozen_players")
         mixture.add({main: 1.0 / len(mains) for main in mains}, 1.0, "current_main")
         return mixture, "current_main(fallback:no_frozen_players)"
 
-    def _frozen_distribution(
-        self,
-        league: LeagueView,
-        learner_id: str,
-        candidates: list[AgentRecord],
-        curve: str,
-        weighting: OpponentWeighting,
-    ) -> tuple[dict[str, float], str]:
-        """PFSP with ``curve`` over frozen ``candidates``, combined with the meta-strategy per ``weighting``."""
-        rates = _win_rates(league, learner_id, candidates)
-        pfsp = pfsp_probabilities(rates, curve)
-        nash = league.meta_strategy()
-        nash_weights = np.array([nash.get(c.agent_id, 0.0) for c in candidates]) if nash else None
-        probs, used = combine_weights(pfsp, nash_weights, weighting)
-        return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used
+    def resets(self, rng: np.random.Generator) -> bool:
+        return bool(rng.random() < self.config.reset_probability)
+
+
+#: the built-in role classes, by the name a ``scheduler.roles.<label>.kind`` may use
+ROLES: dict[str, type[Role]] = {
+    "main_agent": MainAgentRole,
+    "main_exploiter": MainExploiterRole,
+    "league_exploiter": LeagueExploiterRole,
+}
+
+#: entry-point group under which installed packages register league roles
+ROLE_ENTRY_POINT_GROUP = "light_league.roles"
+
+ROLE_PLUGINS = PluginKind(
+    label="league role",
+    builtins=ROLES,
+    group=ROLE_ENTRY_POINT_GROUP,
+    base=Role,
+    base_path="light_league.scheduling.roles.Role",
+    implement="opponents, ready_to_checkpoint",
+)
+
+
+def resolve_role(kind: str) -> type[Role]:
+    """The role class named ``kind`` (built-in, ``module:Class`` or entry point)."""
+    return cast(type[Role], resolve(ROLE_PLUGINS, kind))
+
+
+# --------------------------------------------------------------------------------------------
+# Scheduler
+# --------------------------------------------------------------------------------------------
+
+
+class LeagueScheduler(TaskScheduler):
+    """AlphaStar's league: a table of roles (main agents, main exploiters, league exploiters and
+    any added under ``scheduler.roles``) and how many learners each has."""
+
+    name: ClassVar[str] = "league"
+    Config: ClassVar[type[Section]] = LeagueSchedulerConfig
+    config: LeagueSchedulerConfig
+
+    def __init__(self, config: Section, *, seed: int) -> None:
+        super().__init__(config, seed=seed)
+        c = self.config
+        #: label -> (role, number of learners), in the order the learners are created
+        self.roles: dict[str, tuple[Role, int]] = {
+            "main_agent": (MainAgentRole("main_agent", c.main_agent), c.main_agents),
+            "main_exploiter": (MainExploiterRole("main_exploiter", c.main_exploiter), c.main_exploiters),
+            "league_exploiter": (
+                LeagueExploiterRole("league_exploiter", c.league_exploiter),
+                c.league_exploiters,
+            ),
+        }
+        for label, entry in c.roles.items():
+            cls = resolve_role(entry.kind)
+            options = validate_options(cls.Config, entry.options, path=f"scheduler.roles.{label}.options")
+            self.roles[label] = (cls(label, options), entry.count)
+        self.snapshot_counts: dict[str, int] = {}
+        self.reset_counts: dict[str, int] = {}
+
+    def role(self, label: str, learner_id: str) -> Role:
+        """The role object of ``label`` (a ValueError naming the learner when the table has none)."""
+        if label not in self.roles:
+            raise ValueError(
+                f"league scheduler has no role {label!r} (learner {learner_id!r}); its roles: {', '.join(self.roles)}"
+            )
+        return self.roles[label][0]
+
+    # ---- setup ------------------------------------------------------------------------------
+
+    def learners(self) -> list[LearnerSetup]:
+        return [
+            LearnerSetup(f"{label}_{i}", role.name, initial_member=role.initial_member)
+            for label, (role, n) in self.roles.items()
+            for i in range(n)
+        ]
+
+    # ---- planning ---------------------------------------------------------------------------
+
+    def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
+        tasks = []
+        for learner_id, label in league.learners().items():
+            role = self.role(label, learner_id)
+            mixture, weighting = role.opponents(league, learner_id)
+            tasks.append(
+                TrainingTask(
+                    learner_id=learner_id,
+                    role=label,
+                    opponents=mixture.normalised(),
+                    env_steps=role.steps_per_generation() or self.config.steps_per_generation,
+                    weighting=weighting,
+                    info=mixture.info(),
+                )
+            )
+        return tasks
 
     # ---- snapshots and resets ---------------------------------------------------------------
 
     def after_training(self, league: LeagueView) -> GenerationDecisions:
         decisions = GenerationDecisions()
-        for learner_id, role in sorted(league.learners().items()):
-            if not self._ready_to_checkpoint(league, learner_id, role):
+        for learner_id, label in sorted(league.learners().items()):
+            role = self.role(label, learner_id)
+            if not role.ready_to_checkpoint(league, learner_id):
                 continue
             decisions.snapshot.append(learner_id)
             self.snapshot_counts[learner_id] = self.snapshot_counts.get(learner_id, 0) + 1
-            if self._resets_at_checkpoint(role):
+            reset = role.reset_at_checkpoint(league, learner_id, self.rng)
+            if reset is not None:
                 decisions.reset.append(learner_id)
-                rules = self._rules(role)
-                if isinstance(rules, ResetRules) and rules.reset_to == "main_agent":
-                    mains = _main_agent_ids(league)
-                    decisions.reset_from[learner_id] = mains[int(self.rng.integers(len(mains)))]
+                if reset.source is not None:
+                    decisions.reset_from[learner_id] = reset.source
                 self.reset_counts[learner_id] = self.reset_counts.get(learner_id, 0) + 1
         return decisions
 
-    def _rules(self, role: AgentType) -> CheckpointRules:
-        by_role: dict[AgentType, CheckpointRules] = {
-            AgentType.MAIN_AGENT: self.config.main_agent,
-            AgentType.MAIN_EXPLOITER: self.config.main_exploiter,
-            AgentType.LEAGUE_EXPLOITER: self.config.league_exploiter,
-        }
-        if role not in by_role:
-            raise ValueError(f"league scheduler has no checkpoint rule for role {role.value!r}")
-        return by_role[role]
-
-    def _ready_to_checkpoint(self, league: LeagueView, learner_id: str, role: AgentType) -> bool:
-        """Pseudocode ``ready_to_checkpoint``; an empty target set counts as beaten."""
-        rules = self._rules(role)
-        steps = league.steps_since_checkpoint(learner_id)
-        if steps < rules.checkpoint_min_steps:
-            return False
-        if steps >= rules.checkpoint_max_steps:
-            return True
-        if role == AgentType.MAIN_EXPLOITER:
-            targets = _main_agent_ids(league)
-        else:
-            targets = [m.agent_id for m in league.members()]
-        return all(league.win_rate(learner_id, t) > rules.checkpoint_win_rate for t in targets)
-
-    def _resets_at_checkpoint(self, role: AgentType) -> bool:
-        if role == AgentType.MAIN_EXPLOITER:
-            return True
-        if role == AgentType.LEAGUE_EXPLOITER:
-            return bool(self.rng.random() < self.config.league_exploiter.reset_probability)
-        return False
+    def metrics(self, league: LeagueView, results: Sequence[MatchResult]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for role, _ in self.roles.values():
+            out.update(role.metrics(league, results))
+        return out
 
     # ---- resume -----------------------------------------------------------------------------
 
@@ -460,32 +583,10 @@ class LeagueScheduler(TaskScheduler):
 # --------------------------------------------------------------------------------------------
 
 
-def _main_agent_ids(league: LeagueView) -> list[str]:
+def main_agent_ids(league: LeagueView) -> list[str]:
     mains = [lid for lid, role in league.learners().items() if role == AgentType.MAIN_AGENT]
     if not mains:
         raise ValueError(
             f"the league scheduler needs at least one main agent among the learners, got {league.learners()}"
         )
     return mains
-
-
-def _trained(members: list[AgentRecord]) -> list[AgentRecord]:
-    """``members`` without snapshots of untrained weights (a main agent's ``-v0``), unless only those
-    exist: a learner gains nothing from games against the random network it started from, and the
-    fixed baselines already stand for weak play."""
-    trained = [m for m in members if m.metadata.get("steps", 1) != 0]
-    return trained if trained else members
-
-
-def _history(members: list[AgentRecord], parent: str) -> list[AgentRecord]:
-    """Snapshots of learner ``parent``, oldest first (``members`` is oldest first)."""
-    return [m for m in members if m.parent == parent]
-
-
-def _win_rates(league: LeagueView, learner_id: str, candidates: list[AgentRecord]) -> np.ndarray:
-    return np.array([league.win_rate(learner_id, c.agent_id) for c in candidates], dtype=np.float64)
-
-
-def _pfsp_distribution(candidates: list[AgentRecord], rates: np.ndarray, curve: str) -> dict[str, float]:
-    probs = pfsp_probabilities(rates, curve)
-    return {c.agent_id: float(p) for c, p in zip(candidates, probs)}

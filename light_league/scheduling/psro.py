@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from light_league.config_base import Section
-from light_league.league.agent_pool import AgentRecord, AgentType
 from light_league.scheduling.task_scheduler import (
     GenerationDecisions,
     LeagueView,
@@ -22,6 +21,7 @@ from light_league.scheduling.task_scheduler import (
     TaskScheduler,
     TrainingTask,
 )
+from light_league.types import AgentRecord, AgentType
 
 
 class PSROSchedulerConfig(Section):
@@ -44,7 +44,10 @@ class PSROScheduler(TaskScheduler):
     config: PSROSchedulerConfig
 
     def learners(self) -> list[LearnerSetup]:
-        return [LearnerSetup(f"br_{seat}", AgentType.BEST_RESPONSE) for seat in range(self.config.players)]
+        return [
+            LearnerSetup(f"br_{seat}", AgentType.BEST_RESPONSE, initial_member=True)
+            for seat in range(self.config.players)
+        ]
 
     def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
         tasks = []
@@ -59,6 +62,7 @@ class PSROScheduler(TaskScheduler):
                     env_steps=self.config.steps_per_generation,
                     weighting=weighting,
                     info=info,
+                    seat=seat if self.config.players == 2 else None,
                 )
             )
         return tasks

@@ -14,7 +14,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from light_league.config_base import Section
-from light_league.league.agent_pool import AgentType
 from light_league.scheduling.task_scheduler import (
     GenerationDecisions,
     LeagueView,
@@ -22,6 +21,7 @@ from light_league.scheduling.task_scheduler import (
     TaskScheduler,
     TrainingTask,
 )
+from light_league.types import AgentType
 
 
 class SelfPlaySchedulerConfig(Section):
@@ -49,7 +49,7 @@ class SelfPlayScheduler(TaskScheduler):
         self.generations_trained = 0
 
     def learners(self) -> list[LearnerSetup]:
-        return [LearnerSetup("main_agent_0", AgentType.MAIN_AGENT)]
+        return [LearnerSetup("main_agent_0", AgentType.MAIN_AGENT, initial_member=True)]
 
     def next_tasks(self, league: LeagueView) -> list[TrainingTask]:
         tasks = []

@@ -9,13 +9,22 @@ plugins subclass :class:`TaskScheduler`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from light_league.config_base import Section
-from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.types import (
+    AgentRecord,
+    AgentType,
+    GenerationDecisions,
+    LearnerSetup,
+    MatchResult,
+    TrainingTask,
+)
+
+__all__ = ["GenerationDecisions", "LeagueView", "LearnerSetup", "TaskScheduler", "TrainingTask"]
 
 
 class LeagueView(Protocol):
@@ -70,40 +79,6 @@ class LeagueView(Protocol):
         ...
 
 
-@dataclass
-class TrainingTask:
-    """One learner's work for one generation."""
-
-    learner_id: str
-    role: AgentType
-    #: opponent id -> probability; ids are frozen members, baselines, or learner ids (self-play
-    #: against the learner's current weights).
-    opponents: dict[str, float]
-    env_steps: int
-    #: how the opponent distribution was weighted ("pfsp", "nash", "pfsp_nash", "uniform", "self_play", ...)
-    weighting: str = "pfsp"
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class LearnerSetup:
-    """A learner the scheduler wants to exist."""
-
-    learner_id: str
-    role: AgentType
-
-
-@dataclass
-class GenerationDecisions:
-    """What happens to learners after a generation's training."""
-
-    snapshot: list[str] = field(default_factory=list)
-    reset: list[str] = field(default_factory=list)
-    #: learners of ``reset`` that restart from another learner's current weights (learner ->
-    #: source learner) instead of their initial ones
-    reset_from: dict[str, str] = field(default_factory=dict)
-
-
 class TaskScheduler(ABC):
     """Base class of every scheduler (built-in or plugin).
 
@@ -134,6 +109,11 @@ class TaskScheduler(ABC):
     @abstractmethod
     def after_training(self, league: LeagueView) -> GenerationDecisions:
         """Called after training (win rates include the generation's games): snapshot / reset."""
+
+    def metrics(self, league: LeagueView, results: Sequence[MatchResult]) -> dict[str, float]:
+        """Scalars of the scheduler's own from the generation's training games (none by default),
+        logged under their keys (e.g. ``exploiter/rolling_win_rate_vs_main``)."""
+        return {}
 
     def state_dict(self) -> dict[str, Any]:
         """JSON-able scheduler state for resume (the generator state by default)."""

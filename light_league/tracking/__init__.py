@@ -3,6 +3,7 @@
 ``build_logger`` imports the TensorBoard and W&B backends only when the config asks for them.
 """
 
+from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig, WandbConfig
 from light_league.tracking.console import Console, GenerationProgress
 from light_league.tracking.logger import (
@@ -11,7 +12,6 @@ from light_league.tracking.logger import (
     MultiLogger,
     NullLogger,
     PayoffSnapshot,
-    build_logger,
 )
 from light_league.tracking.report import load_payoff_snapshot, read_generations, report, save_payoff_snapshot
 

@@ -19,7 +19,6 @@ import numpy as np
 import yaml
 
 from light_league.errors import CorruptFileError
-from light_league.tracking.config import LoggingConfig
 
 
 class PopulationEntry(TypedDict):
@@ -320,35 +319,6 @@ class MultiLogger(MetricLogger):
 def nash_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
     """``nash/<agent>``: each member's Nash mass, logged with every payoff snapshot."""
     return {f"nash/{agent}": float(p) for agent, p in zip(snapshot.agent_ids, snapshot.nash, strict=True)}
-
-
-def build_logger(config: LoggingConfig, run_dir: Path, *, resume_step: int | None = None) -> MetricLogger:
-    """The run's logger: TensorBoard and/or W&B as configured, or a ``NullLogger``.
-
-    ``resume_step`` is the first generation a resumed run will (re)write; TensorBoard hides the
-    stale events at or after it.
-    """
-    # Backends are imported only when used (torch for TensorBoard, wandb for W&B); both
-    # subclass MetricLogger from this module, so they cannot be imported at its top.
-    loggers: list[MetricLogger] = []
-    if config.tensorboard:
-        from light_league.tracking.tensorboard_logger import TensorBoardLogger
-
-        loggers.append(
-            TensorBoardLogger(
-                Path(run_dir) / "tensorboard",
-                flush_secs=config.flush_secs,
-                max_queue=config.max_queue,
-                purge_step=resume_step,
-            )
-        )
-    if config.wandb.mode != "disabled":
-        from light_league.tracking.wandb_logger import WandbLogger
-
-        loggers.append(WandbLogger(config.wandb, Path(run_dir), resume=resume_step is not None))
-    if not loggers:
-        return NullLogger()
-    return loggers[0] if len(loggers) == 1 else MultiLogger(loggers)
 
 
 _PLACEHOLDER = re.compile(r"<[a-z_]+>")

@@ -3,37 +3,43 @@
 The learner of a PSRO run without RL noise: each generation it computes, for both seats, the
 exact best response to the task's opponent mixture (aggregated by reach probability, not
 averaged per information state) and publishes the pair as one tabular policy. It has the same
-component interface as :class:`~light_league.training.learner_runner.LearnerRunner`, plus
-``solve``, which the TrainingManager calls instead of rollouts and updates.
+component interface as :class:`~light_league.training.learner_runner.LearnerRunner`
+(:class:`~light_league.training.component.LearnerComponent`), with ``plays_rollouts = False``:
+its ``train_step`` takes the task's opponents and needs no rollouts.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from light_league.algorithms.tabular import TabularPolicy
+from light_league.config_base import Section
+from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.rollout.policies import policy_from_entry
+from light_league.training.component import LearnerComponent, UpdateResult
 
 
 class ExactBRRunner:
-    oracle = True
+    """Exact best responses of both seats to the task's opponent mixture (no rollouts)."""
+
+    plays_rollouts: ClassVar[bool] = False
 
     def __init__(
         self,
         learner_id: str,
         env_name: str,
-        env_options: dict[str, Any],
+        env_options: dict[str, object],
         kind: str,
-        config: Any,
+        config: Section | None,
         *,
         seed: int,
-        policy_server: Any,
-        episode_server: Any,
+        policy_server: PolicyStore,
+        episode_server: EpisodeStore,
         torch_threads: int = 1,
     ) -> None:
-        from light_league.evaluation.exploitability import infostate_table
+        from light_league.algorithms.game_tree import infostate_table
 
         self.learner_id = learner_id
         self.env_name = env_name
@@ -52,9 +58,11 @@ class ExactBRRunner:
             self.learner_id, "tabular", self.policy.policy_meta(), self.policy.get_weights()
         )
 
-    def solve(self, opponents: dict[str, float]) -> dict[str, float]:
+    def train_step(self, opponents: dict[str, float] | None = None) -> UpdateResult:
         """Best responses of both seats to the mixture ``opponents`` (id -> probability)."""
-        from light_league.evaluation.exploitability import best_response
+        if not opponents:
+            raise ValueError(f"exact best response {self.learner_id!r} needs the task's opponents")
+        from light_league.algorithms.game_tree import best_response
 
         ids = [pid for pid, p in opponents.items() if p > 0]
         entries = self._policy_server.pull({pid: 0 for pid in ids})
@@ -67,11 +75,7 @@ class ExactBRRunner:
             metrics[f"br_value_seat{seat}"] = float(value)
         self.policy = TabularPolicy(np.concatenate(self._obs), np.concatenate(rows).astype(np.float32))
         self._publish()
-        metrics["version"] = float(self.version)
-        return metrics
-
-    def train_step(self) -> None:
-        return None
+        return UpdateResult(self.version, metrics)
 
     def get_version(self) -> int:
         return self.version
@@ -99,3 +103,8 @@ class ExactBRRunner:
         self.policy = TabularPolicy.from_weights(weights)
         self._publish()
         return self.version
+
+
+def _implements_the_protocol(component: ExactBRRunner) -> LearnerComponent:
+    """Never called: mypy checks here that ExactBRRunner is a LearnerComponent."""
+    return component

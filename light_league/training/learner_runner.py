@@ -8,24 +8,30 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
+from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.training.component import LearnerComponent, UpdateResult
 
 
 class LearnerRunner:
+    """An RL learner (MAPPO or a plugin): trains on the trajectories of its published policy."""
+
+    plays_rollouts: ClassVar[bool] = True
+
     def __init__(
         self,
         learner_id: str,
         env_name: str,
-        env_options: dict[str, Any],
+        env_options: dict[str, object],
         kind: str,
         config: Section,
         *,
         seed: int,
-        policy_server: Any,
-        episode_server: Any,
+        policy_server: PolicyStore,
+        episode_server: EpisodeStore,
         torch_threads: int = 1,
     ) -> None:
         import envs
@@ -49,8 +55,9 @@ class LearnerRunner:
             self.learner_id, str(meta["kind"]), meta, self.learner.get_weights()
         )
 
-    def train_step(self) -> dict[str, float] | None:
-        """One update on the trajectories of the current version; None when there are none."""
+    def train_step(self, opponents: dict[str, float] | None = None) -> UpdateResult | None:
+        """One update on the trajectories of the current version; None when there are none
+        (``opponents`` is not needed: the trajectories say whom it played)."""
         batch = self._episode_server.pull(self.learner_id, self.version)
         if batch is None:
             return None
@@ -59,8 +66,7 @@ class LearnerRunner:
         self._publish()
         metrics["update_s"] = time.perf_counter() - start
         metrics["samples"] = float(batch.num_samples)
-        metrics["version"] = float(self.version)
-        return metrics
+        return UpdateResult(self.version, metrics)
 
     def get_version(self) -> int:
         return self.version
@@ -84,3 +90,8 @@ class LearnerRunner:
         self._initial = state["initial"]
         self._publish()
         return self.version
+
+
+def _implements_the_protocol(component: LearnerRunner) -> LearnerComponent:
+    """Never called: mypy checks here that LearnerRunner is a LearnerComponent."""
+    return component

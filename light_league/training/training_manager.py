@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from light_league.execution.base import Executor, Handle
-from light_league.rollout.episode import MatchResult
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutRequest
-from light_league.scheduling.task_scheduler import TrainingTask
+from light_league.training.component import LearnerComponent, UpdateResult
+from light_league.types import MatchResult, TrainingTask
 
 
 @dataclass
@@ -40,21 +40,33 @@ class TrainingManager:
         self.rollout = rollout
         self.learners = learners
         self.steps_per_call = steps_per_call
-        self.versions = {lid: int(executor.call(h, "get_version")) for lid, h in learners.items()}
-        #: exact best-response learners solve their task directly (no rollouts, no updates)
-        self.oracle = any(getattr(h.cls, "oracle", False) for h in learners.values())
+        self.versions = {lid: executor.invoke(h, LearnerComponent.get_version) for lid, h in learners.items()}
+        #: learners that compute their policy from the opponents alone (exact best responses):
+        #: one train_step per generation, no rollouts
+        self.oracle = any(not getattr(h.cls, "plays_rollouts", True) for h in learners.values())
+
+    def _train_steps(self, tasks: list[TrainingTask]) -> dict[str, UpdateResult | None]:
+        """One ``train_step`` of every task's learner, all submitted before any is awaited; the
+        learners' versions follow what they published."""
+        futures = {
+            t.learner_id: self.executor.submit_method(
+                self.learners[t.learner_id], LearnerComponent.train_step, t.opponents
+            )
+            for t in tasks
+        }
+        results = {lid: fut.result() for lid, fut in futures.items()}
+        for lid, result in results.items():
+            if result is not None:
+                self.versions[lid] = result.version
+        return results
 
     def _run_oracles(self, tasks: list[TrainingTask]) -> TrainingOutcome:
         out = TrainingOutcome()
         start = time.perf_counter()
-        futures = {
-            t.learner_id: self.executor.submit(self.learners[t.learner_id], "solve", t.opponents)
-            for t in tasks
-        }
-        for lid, fut in futures.items():
-            metrics = dict(fut.result())
-            self.versions[lid] = int(metrics.pop("version"))
-            out.metrics[lid] = metrics
+        for lid, result in self._train_steps(tasks).items():
+            if result is None:
+                raise RuntimeError(f"learner {lid!r} computed no policy from its opponents")
+            out.metrics[lid] = dict(result.metrics)
             out.updates[lid] = 1
             out.env_steps[lid] = 0
         out.update_s = time.perf_counter() - start
@@ -81,7 +93,7 @@ class TrainingManager:
                     self.versions[t.learner_id],
                     t.opponents,
                     self.steps_per_call,
-                    t.info.get("seat"),
+                    t.seat,
                     generation,
                 )
                 for t in active
@@ -96,16 +108,11 @@ class TrainingManager:
                 if progress is not None:
                     progress(rep.env_steps)
             start = time.perf_counter()
-            futures = {
-                t.learner_id: self.executor.submit(self.learners[t.learner_id], "train_step") for t in active
-            }
-            for lid, fut in futures.items():
-                metrics = fut.result()
-                if metrics is None:
+            for lid, result in self._train_steps(active).items():
+                if result is None:
                     continue
-                self.versions[lid] = int(metrics.pop("version"))
                 acc = sums.setdefault(lid, {})
-                for k, v in metrics.items():
+                for k, v in result.metrics.items():
                     acc[k] = acc.get(k, 0.0) + float(v)
                 out.updates[lid] = out.updates.get(lid, 0) + 1
             out.update_s += time.perf_counter() - start
@@ -115,7 +122,9 @@ class TrainingManager:
     def reset(self, learner_id: str, source: str | None = None) -> None:
         """Reset ``learner_id`` to its initial weights, or to learner ``source``'s current ones."""
         handle = self.learners[learner_id]
-        self.versions[learner_id] = int(self.executor.call(handle, "reset", source))
+        self.versions[learner_id] = self.executor.invoke(handle, LearnerComponent.reset, source)
 
     def refresh_versions(self) -> None:
-        self.versions = {lid: int(self.executor.call(h, "get_version")) for lid, h in self.learners.items()}
+        self.versions = {
+            lid: self.executor.invoke(h, LearnerComponent.get_version) for lid, h in self.learners.items()
+        }

@@ -14,17 +14,16 @@ from pettingzoo.utils.conversions import parallel_to_aec
 
 import envs
 from envs.parallel import split_obs
+from envs.registry import BUILTIN_ENVS
 
-NATIVE: list[tuple[str, dict[str, Any]]] = [
+#: options worth checking beyond an env's defaults (every registered env is checked with its defaults)
+OPTION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("battalion", {"team_size": 1}),
     ("battalion", {"team_size": 2}),
     ("battalion", {"team_size": 3, "max_steps": 60}),
-    ("rps", {}),
-    ("biased_rps", {}),
-    ("disc", {}),
-    ("kuhn_poker", {}),
-    ("leduc_poker", {}),
 ]
+#: every env the registry knows, with its default options, then the variants
+NATIVE: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in envs.env_names()] + OPTION_VARIANTS
 ADAPTED: list[tuple[str, dict[str, Any]]] = [
     ("pettingzoo:envs.matrix_games:make_parallel", {"game": "biased_rps", "score_range": (-2.0, 2.0)}),
     ("pettingzoo:pettingzoo.classic.rps_v2:env", {}),
@@ -38,7 +37,8 @@ def _needs(name: str) -> None:
     """Skip, with the reason, an env whose module cannot be imported here."""
     if name.startswith("openspiel:") and importlib.util.find_spec("pyspiel") is None:
         pytest.skip("open_spiel is not installed")
-    module = {"kuhn_poker": "envs.kuhn_poker", "leduc_poker": "envs.leduc_poker"}.get(name)
+    entry = BUILTIN_ENVS.get(name)
+    module = entry.module if entry is not None else None
     if name.startswith("pettingzoo:"):
         module = name.split(":")[1]
     if module is None:
@@ -220,3 +220,33 @@ def test_registry_lists_every_env_and_its_fixed_policies() -> None:
         assert logp.shape == mask.shape and logp.dtype == np.float32
         assert np.isneginf(logp[~mask]).all()
         np.testing.assert_allclose(np.exp(logp).sum(1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", envs.env_names())
+def test_env_facts_are_declared_beside_the_env(name: str) -> None:
+    """Every fixed opponent has a rating, and a declared OpenSpiel game is one OpenSpiel plays
+    with the env's own information-state strings."""
+    _needs(name)
+    ratings = envs.fixed_policy_ratings(name)
+    assert sorted(ratings) == envs.fixed_policy_names(name)
+    assert all(isinstance(r, float) for r in ratings.values())
+    exact = envs.exact_game(name)
+    spec = envs.make_batched(name, 1).spec
+    assert (exact is None) == (spec.openspiel_game is None)  # a declared game comes with infostate_string
+    assert exact is None or exact[0] == spec.openspiel_game
+    if exact is not None and importlib.util.find_spec("pyspiel") is not None:
+        import pyspiel
+
+        game_name, infostate_string = exact
+        assert pyspiel.load_game(game_name).num_distinct_actions() == spec.num_actions
+        assert callable(infostate_string)
+
+
+def test_the_declared_facts_keep_their_former_values() -> None:
+    """Battalion's anchors are the ones game_theory/elo.py used to hold; the poker envs are the
+    exactly solvable ones."""
+    from light_league.game_theory.elo import DEFAULT_BASELINES
+
+    assert envs.fixed_policy_ratings("battalion") == DEFAULT_BASELINES
+    assert envs.fixed_policy_ratings("rps") == {"nash": 1000.0, "random": 800.0}
+    assert envs.exact_games() == ["kuhn_poker", "leduc_poker"]

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from light_league.cli import main
+from light_league.tracking.backends import build_logger
 from light_league.tracking.board import board_command
 from light_league.tracking.config import LoggingConfig
-from light_league.tracking.logger import PAYOFF_HEATMAP_TAG, PayoffSnapshot, build_logger
+from light_league.tracking.logger import PAYOFF_HEATMAP_TAG, PayoffSnapshot
 
 GENERATIONS = 14
 

@@ -111,8 +111,8 @@ def test_mappo_reaches_the_best_response_value() -> None:
 
 @pytest.mark.openspiel
 def test_framework_evaluation_agrees_with_the_direct_openspiel_walk() -> None:
-    from light_league.evaluation.exploitability import best_response_value as framework_br
-    from light_league.evaluation.exploitability import expected_payoff
+    from light_league.algorithms.game_tree import best_response_value as framework_br
+    from light_league.algorithms.game_tree import expected_payoff
 
     game = pyspiel.load_game("kuhn_poker")
     opponent = TabularKuhnOpponent()

@@ -65,7 +65,9 @@ def test_complete_python_examples_run(
 
 
 def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
-    source = (ROOT / "examples" / "my_scheduler.py").read_text()
+    source = "\n".join(
+        (ROOT / "examples" / name).read_text() for name in ("my_scheduler.py", "historical_exploiter.py")
+    )
     text = (ROOT / "docs" / "plugins.md").read_text()
     for code in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         if "setup(" in code:
@@ -74,5 +76,5 @@ def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
             stripped = line.strip()
             if stripped and not stripped.startswith("#") and stripped != "...":
                 assert stripped in source, (
-                    f"docs/plugins.md shows a line not in examples/my_scheduler.py: {stripped}"
+                    f"docs/plugins.md shows a line not in examples/my_scheduler.py or historical_exploiter.py: {stripped}"
                 )

@@ -19,7 +19,8 @@ from light_league.algorithms.mappo import (
     load_policy_files,
     save_policy,
 )
-from light_league.errors import CorruptFileError
+from light_league.algorithms.tabular import TabularPolicy
+from light_league.errors import ConfigError, CorruptFileError
 
 SPEC = EnvSpec(
     name="toy",
@@ -132,3 +133,27 @@ def test_unknown_kind_lists_known_kinds(saved: tuple[Path, MAPPOLearner]) -> Non
         load_policy(path)
     with pytest.raises(ValueError, match="'kind'"):
         save_policy(path, learner.get_weights(), {"version": 1})
+
+
+def test_a_plugin_policy_kind_loads_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin learner's policy kind is rebuilt by the loader an installed package registers
+    under ``light_league.policy_loaders`` (in every process that loads policies)."""
+    import importlib.metadata
+
+    from light_league.algorithms import registry
+
+    def fake_entry_points(**selection: object) -> list[importlib.metadata.EntryPoint]:
+        assert selection == {"group": registry.POLICY_LOADER_GROUP}
+        value = "light_league.algorithms.tabular:TabularPolicy.from_weights"
+        return [
+            importlib.metadata.EntryPoint(name="my_tabular", value=value, group=registry.POLICY_LOADER_GROUP)
+        ]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points)
+    obs = np.eye(3, dtype=np.float32)
+    probs = np.full((3, 2), 0.5, dtype=np.float32)
+    weights = TabularPolicy(obs, probs).get_weights()
+    policy = registry.build_policy(weights, {"kind": "my_tabular"})
+    assert isinstance(policy, TabularPolicy)
+    with pytest.raises(ConfigError, match=r"unknown policy kind 'my_tabulr'; did you mean my_tabular\?"):
+        registry.build_policy(weights, {"kind": "my_tabulr"})

@@ -17,13 +17,13 @@ from tensorboard.backend.event_processing.plugin_event_accumulator import (
 )
 from test_payoff_render import synthetic_snapshot
 
+from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig
 from light_league.tracking.logger import (
     MetricLogger,
     MultiLogger,
     NullLogger,
     PayoffSnapshot,
-    build_logger,
     undocumented_keys,
 )
 from light_league.tracking.payoff_render import parse_payoff_markdown

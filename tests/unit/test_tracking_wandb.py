@@ -21,8 +21,9 @@ from test_payoff_render import synthetic_snapshot
 from test_tracking_tensorboard import METRICS_DOC, log_generations, runner_scalars
 
 from light_league.errors import ConfigError
+from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig, WandbConfig
-from light_league.tracking.logger import NullLogger, build_logger, undocumented_keys
+from light_league.tracking.logger import NullLogger, undocumented_keys
 from light_league.tracking.tensorboard_logger import TensorBoardLogger
 from light_league.tracking.wandb_logger import RUN_ID_FILE, STEP_KEY, WandbLogger
 

@@ -1,0 +1,418 @@
+"""Exact evaluation of poker policies over the game tree: NashConv of policy mixtures, best responses, payoffs.
+
+The game tree comes from OpenSpiel (enumerated once per game and cached as flat numpy arrays);
+every computation afterwards is a handful of vectorised passes over the tree's levels, so the
+NashConv of a mixture on Leduc poker costs a few milliseconds plus one batched ``log_probs``
+call per policy over all information states.
+
+Conventions:
+
+* a **policy** is anything with ``log_probs(obs, mask, agent_idx)`` (the ``Policy`` protocol).
+  It plays both seats: player ``p``'s decisions are asked with player ``p``'s observations;
+* a **mixture** is a list of policies with weights, shape ``(K,)`` (the same mixture in both
+  seats, as for a league population) or ``(2, K)`` (one mixture per seat, as for PSRO with one
+  population per player). Its behaviour at an information state weights each policy by the
+  probability that the policy itself plays to that state (reach-weighted aggregation, as
+  OpenSpiel's ``PolicyAggregator``), not by the weights alone;
+* best-response ties go to the lowest action id (OpenSpiel's ``best_response_action`` does the
+  same up to float round-off).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import envs
+from light_league.algorithms.base import Policy
+from light_league.algorithms.tabular import TabularPolicy
+from light_league.errors import unknown_name
+
+_TIE_TOL = 1e-12
+_DECISION, _CHANCE, _TERMINAL = 0, 1, 2
+
+
+def _pyspiel() -> Any:
+    try:
+        return importlib.import_module("pyspiel")
+    except ImportError:
+        raise ImportError(
+            "open_spiel is required for exact evaluation: pip install 'light_league[openspiel]'"
+        ) from None
+
+
+@dataclass(frozen=True)
+class InfostateTable:
+    """Every information state of each player: OpenSpiel's string, our obs, the legal mask."""
+
+    strings: tuple[tuple[str, ...], tuple[str, ...]]
+    obs: tuple[np.ndarray, np.ndarray]  #: per player (n_p, obs_dim) float32
+    mask: tuple[np.ndarray, np.ndarray]  #: per player (n_p, A) bool
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """The game tree in breadth-first order (node 0 is the root)."""
+
+    table: InfostateTable
+    levels: tuple[np.ndarray, ...]  #: node ids by depth
+    parent: np.ndarray  #: (M,)
+    action: np.ndarray  #: (M,) action leading from the parent, -1 at the root
+    kind: np.ndarray  #: (M,) _DECISION / _CHANCE / _TERMINAL
+    player: np.ndarray  #: (M,) acting player at decision nodes, else -1
+    info: np.ndarray  #: (M,) row in the acting player's InfostateTable, else -1
+    chance_reach: np.ndarray  #: (M,) product of chance probabilities on the path
+    edge_chance: np.ndarray  #: (M,) chance probability of the edge from the parent (1 if none)
+    returns: np.ndarray  #: (M, 2) at terminals, else 0
+    children: np.ndarray  #: (M, A) child of a decision node per action, -1 where illegal
+    info_node: tuple[np.ndarray, np.ndarray]  #: per player, one node of each information state
+
+
+def _check_env(env_name: str) -> tuple[str, Callable[[Any, int], str]]:
+    """The OpenSpiel game ``env_name``'s spec declares and its ``infostate_string``."""
+    exact = envs.exact_game(env_name)
+    if exact is None:
+        raise unknown_name("exact-evaluation env", env_name, envs.exact_games())
+    return exact
+
+
+@functools.cache
+def _tree(env_name: str) -> _Tree:
+    game_name, infostate_string = _check_env(env_name)
+    game = _pyspiel().load_game(game_name)
+    walk = _Walk(game.num_distinct_actions())
+    walk.run(game.new_initial_state())
+    return walk.finish(infostate_string)
+
+
+class _Walk:
+    """Breadth-first enumeration of an OpenSpiel game into flat lists."""
+
+    def __init__(self, num_actions: int) -> None:
+        self.num_actions = num_actions
+        self.parent: list[int] = []
+        self.action: list[int] = []
+        self.kind: list[int] = []
+        self.player: list[int] = []
+        self.info: list[int] = []
+        self.edge_chance: list[float] = []
+        self.depth: list[int] = []
+        self.returns: list[list[float]] = []
+        self.index: tuple[dict[str, int], dict[str, int]] = ({}, {})
+        self.obs: tuple[list[list[float]], list[list[float]]] = ([], [])
+        self.legal: tuple[list[list[int]], list[list[int]]] = ([], [])
+
+    def run(self, root: Any) -> None:
+        frontier, states = [0], {0: root}
+        self._add(-1, -1, 1.0, 0)
+        while frontier:
+            nxt = []
+            for n in frontier:
+                for child, a, prob in self._expand(n, states.pop(n)):
+                    m = self._add(n, a, prob, self.depth[n] + 1)
+                    states[m] = child
+                    nxt.append(m)
+            frontier = nxt
+
+    def _add(self, parent: int, action: int, prob: float, depth: int) -> int:
+        self.parent.append(parent)
+        self.action.append(action)
+        self.edge_chance.append(prob)
+        self.depth.append(depth)
+        return len(self.parent) - 1
+
+    def _expand(self, n: int, state: Any) -> list[tuple[Any, int, float]]:
+        if state.is_terminal():
+            self._record(n, _TERMINAL, -1, -1, list(state.returns()))
+            return []
+        if state.is_chance_node():
+            self._record(n, _CHANCE, -1, -1, [0.0, 0.0])
+            return [(state.child(a), a, p) for a, p in state.chance_outcomes()]
+        p = state.current_player()
+        key = state.information_state_string(p)
+        if key not in self.index[p]:
+            self.index[p][key] = len(self.obs[p])
+            self.obs[p].append(state.information_state_tensor(p))
+            self.legal[p].append(state.legal_actions(p))
+        self._record(n, _DECISION, p, self.index[p][key], [0.0, 0.0])
+        return [(state.child(a), a, 1.0) for a in state.legal_actions(p)]
+
+    def _record(self, n: int, kind: int, player: int, info: int, returns: list[float]) -> None:
+        assert len(self.kind) == n, "nodes are recorded in breadth-first order"
+        self.kind.append(kind)
+        self.player.append(player)
+        self.info.append(info)
+        self.returns.append(returns)
+
+    def finish(self, infostate_string: Any) -> _Tree:
+        table = self._table(infostate_string)
+        parent, action = np.array(self.parent), np.array(self.action)
+        depth, edge = np.array(self.depth), np.array(self.edge_chance)
+        levels = tuple(np.flatnonzero(depth == d) for d in range(depth.max() + 1))
+        chance_reach = edge.copy()
+        for level in levels[1:]:
+            chance_reach[level] *= chance_reach[parent[level]]
+        kind, player, info = np.array(self.kind), np.array(self.player), np.array(self.info)
+        children = np.full((len(parent), self.num_actions), -1, dtype=np.int64)
+        decided = np.flatnonzero(kind[parent[1:]] == _DECISION) + 1
+        children[parent[decided], action[decided]] = decided
+        info_node = tuple(_first_node(player, info, p, len(table.strings[p]), depth) for p in (0, 1))
+        return _Tree(
+            table=table,
+            levels=levels,
+            parent=parent,
+            action=action,
+            kind=kind,
+            player=player,
+            info=info,
+            chance_reach=chance_reach,
+            edge_chance=edge,
+            returns=np.array(self.returns, dtype=np.float64),
+            children=children,
+            info_node=(info_node[0], info_node[1]),
+        )
+
+    def _table(self, infostate_string: Any) -> InfostateTable:
+        strings, obs, mask = [], [], []
+        for p in (0, 1):
+            names = tuple(sorted(self.index[p], key=self.index[p].__getitem__))
+            o = np.array(self.obs[p], dtype=np.float32)
+            m = np.zeros((len(names), self.num_actions), dtype=bool)
+            for i, legal in enumerate(self.legal[p]):
+                m[i, legal] = True
+            bad = [s for s, row in zip(names, o) if infostate_string(row, p) != s]
+            if bad:
+                raise RuntimeError(f"the env's obs encoding disagrees with OpenSpiel at {bad[0]!r}")
+            strings.append(names)
+            obs.append(o)
+            mask.append(m)
+        return InfostateTable(strings=(strings[0], strings[1]), obs=(obs[0], obs[1]), mask=(mask[0], mask[1]))
+
+
+def _first_node(player: np.ndarray, info: np.ndarray, p: int, n_info: int, depth: np.ndarray) -> np.ndarray:
+    nodes = np.flatnonzero(player == p)
+    first = np.full(n_info, -1, dtype=np.int64)
+    first[info[nodes[::-1]]] = nodes[::-1]
+    if (depth[nodes] != depth[first[info[nodes]]]).any():
+        raise RuntimeError("an information state spans several depths; the level-wise passes need one depth")
+    return first
+
+
+# ----------------------------------------------------------------------------- policies on the tree
+
+
+def infostate_table(env_name: str) -> InfostateTable:
+    """All information states of each player of ``env_name`` (enumerated once, then cached)."""
+    return _tree(env_name).table
+
+
+def _probs(tree: _Tree, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
+    """Per player (n_p, A) float64 action probabilities of ``policy`` at every information state."""
+    t = tree.table
+    obs, mask = np.concatenate(t.obs), np.concatenate(t.mask)
+    lp = np.asarray(policy.log_probs(obs, mask, np.zeros(len(obs), dtype=np.int64)), dtype=np.float64)
+    if lp.shape != mask.shape:
+        raise ValueError(f"log_probs returned shape {lp.shape}, expected {mask.shape}")
+    p = np.where(mask, np.exp(lp), 0.0)
+    total = p.sum(axis=1)
+    if not np.allclose(total, 1.0, atol=1e-4):
+        row = int(np.argmax(np.abs(total - 1.0)))
+        raise ValueError(
+            f"policy probabilities over legal actions sum to {total[row]:.6f} at an information state, not 1"
+        )
+    p /= total[:, None]
+    n0 = len(t.strings[0])
+    return p[:n0], p[n0:]
+
+
+def _own_reach(tree: _Tree, probs: np.ndarray, p: int) -> np.ndarray:
+    """(K, M) probability that player ``p`` plays to each node, for ``probs`` (K, n_p, A)."""
+    k, m = probs.shape[0], len(tree.parent)
+    edge = np.ones((k, m))
+    par = tree.parent[1:]
+    mine = np.flatnonzero(tree.player[par] == p) + 1
+    edge[:, mine] = probs[:, tree.info[tree.parent[mine]], tree.action[mine]]
+    reach = edge
+    for level in tree.levels[1:]:
+        reach[:, level] *= reach[:, tree.parent[level]]
+    return reach
+
+
+def _mixture(tree: _Tree, policies: Sequence[Policy], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Reach-weighted behaviour of the mixture, per player (n_p, A)."""
+    tables = [_probs(tree, pol) for pol in policies]
+    out = []
+    for p in (0, 1):
+        probs = np.stack([tab[p] for tab in tables])  # (K, n_p, A)
+        reach = _own_reach(tree, probs, p)[:, tree.info_node[p]]  # (K, n_p)
+        w = weights[p][:, None] * reach
+        num = np.einsum("ki,kia->ia", w, probs)
+        den = w.sum(axis=0)
+        fallback = np.einsum("k,kia->ia", weights[p], probs) / weights[p].sum()
+        out.append(np.where(den[:, None] > 0, num / np.maximum(den, 1e-300)[:, None], fallback))
+    return out[0], out[1]
+
+
+def _weights(weights: Any, k: int) -> np.ndarray:
+    """(2, K) non-negative weights, normalised per seat."""
+    w = np.full((2, k), 1.0 / k) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape == (k,):
+        w = np.stack([w, w])
+    if w.shape != (2, k):
+        raise ValueError(f"weights must have shape ({k},) or (2, {k}) for {k} policies, got {w.shape}")
+    if (w < 0).any() or not np.isfinite(w).all() or (w.sum(axis=1) <= 0).any():
+        raise ValueError(f"weights must be finite, non-negative and not all zero per seat, got {w.tolist()}")
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def _as_list(policies: Policy | Sequence[Policy]) -> list[Policy]:
+    if isinstance(policies, Policy):
+        return [policies]
+    out = list(policies)
+    if not out:
+        raise ValueError("need at least one policy")
+    return out
+
+
+# ----------------------------------------------------------------------------- tree passes
+
+
+def _values(tree: _Tree, profile: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """(2,) expected returns when each player follows its row of ``profile``."""
+    r0 = _own_reach(tree, profile[0][None], 0)[0]
+    r1 = _own_reach(tree, profile[1][None], 1)[0]
+    reach = tree.chance_reach * r0 * r1
+    return reach @ tree.returns
+
+
+def _best_response(tree: _Tree, profile: tuple[np.ndarray, np.ndarray], p: int) -> tuple[np.ndarray, float]:
+    """(n_p,) best action of player ``p`` at each information state, and the best-response value."""
+    o = 1 - p
+    cf_reach = tree.chance_reach * _own_reach(tree, profile[o][None], o)[0]
+    n_info, n_act = tree.table.mask[p].shape
+    value = tree.returns[:, p].copy()
+    edge = tree.edge_chance.copy()
+    theirs = np.flatnonzero(tree.player[tree.parent[1:]] == o) + 1
+    edge[theirs] = profile[o][tree.info[tree.parent[theirs]], tree.action[theirs]]
+    best = np.zeros(n_info, dtype=np.int64)
+    for depth in range(len(tree.levels) - 2, -1, -1):
+        nodes, below = tree.levels[depth], tree.levels[depth + 1]
+        mine = nodes[tree.player[nodes] == p]
+        if len(mine):
+            q = np.where(tree.children[mine] >= 0, value[np.maximum(tree.children[mine], 0)], 0.0)
+            rows = tree.info[mine]
+            agg = np.zeros((n_info, n_act))
+            np.add.at(agg, rows, cf_reach[mine, None] * q)
+            seen = np.unique(rows)
+            best[seen] = _argmax_legal(agg[seen], tree.table.mask[p][seen])
+            value[mine] = q[np.arange(len(mine)), best[rows]]
+        others = below[tree.player[tree.parent[below]] != p]
+        if len(others):
+            sums = np.bincount(
+                tree.parent[others], weights=edge[others] * value[others], minlength=len(value)
+            )
+            par = np.unique(tree.parent[others])
+            value[par] = sums[par]
+    return best, float(value[0])
+
+
+def _argmax_legal(q: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Lowest legal action within ``_TIE_TOL`` (relative) of the best legal value, per row."""
+    q = np.where(mask, q, -np.inf)
+    top = q.max(axis=1, keepdims=True)
+    near = q >= top - _TIE_TOL * np.maximum(1.0, np.abs(top))
+    return np.argmax(near, axis=1)
+
+
+def _tabular(tree: _Tree, profile: tuple[np.ndarray, np.ndarray]) -> TabularPolicy:
+    t = tree.table
+    return TabularPolicy(np.concatenate(t.obs), np.concatenate(profile).astype(np.float32))
+
+
+def _uniform(tree: _Tree, p: int) -> np.ndarray:
+    m = tree.table.mask[p].astype(np.float64)
+    return m / m.sum(axis=1, keepdims=True)
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def mixture_policy(env_name: str, policies: Policy | Sequence[Policy], weights: Any = None) -> TabularPolicy:
+    """The behaviour policy of the weighted mixture of ``policies`` as a :class:`TabularPolicy`."""
+    tree, pols = _tree(env_name), _as_list(policies)
+    return _tabular(tree, _mixture(tree, pols, _weights(weights, len(pols))))
+
+
+def nash_conv(env_name: str, policies: Policy | Sequence[Policy], weights: Any = None) -> float:
+    """Exact NashConv of the weighted mixture of ``policies`` (uniform weights when ``None``).
+
+    The sum over players of what a best response gains over the mixture's own value; 0 exactly
+    at a Nash equilibrium. ``weights``: ``(K,)`` for the same mixture in both seats or ``(2, K)``.
+    """
+    tree, pols = _tree(env_name), _as_list(policies)
+    profile = _mixture(tree, pols, _weights(weights, len(pols)))
+    on_policy = _values(tree, profile)
+    return float(sum(_best_response(tree, profile, p)[1] - on_policy[p] for p in (0, 1)))
+
+
+def exploitability(env_name: str, policies: Policy | Sequence[Policy], weights: Any = None) -> float:
+    """NashConv / 2 (the mean over both players of the best-response gain)."""
+    return nash_conv(env_name, policies, weights) / 2.0
+
+
+def best_response(
+    env_name: str, opponent_policies: Policy | Sequence[Policy], weights: Any, player: int
+) -> tuple[TabularPolicy, float]:
+    """Exact deterministic best response of seat ``player`` to the opponents' mixture in the other seat.
+
+    Returns a full-game :class:`TabularPolicy` (its rows for the other seat are uniform over the
+    legal actions) and the best-response value for ``player``.
+    """
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, got {player}")
+    tree, pols = _tree(env_name), _as_list(opponent_policies)
+    profile = _mixture(tree, pols, _weights(weights, len(pols)))
+    best, value = _best_response(tree, profile, player)
+    one_hot = np.eye(tree.table.mask[player].shape[1])[best]
+    rows = (one_hot, _uniform(tree, 1)) if player == 0 else (_uniform(tree, 0), one_hot)
+    return _tabular(tree, rows), value
+
+
+def best_response_value(env_name: str, opponent_policy: Policy, player: int) -> float:
+    """Value for seat ``player`` of a best response to ``opponent_policy`` playing the other seat."""
+    return best_response(env_name, opponent_policy, None, player)[1]
+
+
+def expected_payoff(env_name: str, policy_a: Policy, policy_b: Policy) -> float:
+    """Exact expected return of seat 0 when ``policy_a`` plays seat 0 and ``policy_b`` seat 1."""
+    return float(expected_payoff_matrix(env_name, [policy_a], [policy_b])[0, 0])
+
+
+def expected_payoff_matrix(
+    env_name: str, row_policies: Sequence[Policy], col_policies: Sequence[Policy]
+) -> np.ndarray:
+    """(R, C) exact expected return of seat 0 for row policy ``i`` in seat 0 against column policy
+    ``j`` in seat 1 (one tree pass per policy and one matrix product)."""
+    tree = _tree(env_name)
+    rows = np.stack([_probs(tree, pol)[0] for pol in row_policies])
+    cols = np.stack([_probs(tree, pol)[1] for pol in col_policies])
+    r0, r1 = _own_reach(tree, rows, 0), _own_reach(tree, cols, 1)
+    return (r0 * (tree.chance_reach * tree.returns[:, 0])) @ r1.T
+
+
+def to_openspiel_policy(env_name: str, policy: Policy) -> Any:
+    """``policy`` as an ``open_spiel.python.policy.TabularPolicy`` (one batched ``log_probs`` call)."""
+    game_name, _ = _check_env(env_name)
+    tree = _tree(env_name)
+    from open_spiel.python import policy as os_policy
+
+    out = os_policy.TabularPolicy(_pyspiel().load_game(game_name))
+    for p, probs in enumerate(_probs(tree, policy)):
+        for name, row in zip(tree.table.strings[p], probs):
+            out.action_probability_array[out.state_lookup[name]] = row
+    return out

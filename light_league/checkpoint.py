@@ -1,0 +1,452 @@
+"""Checkpointing: the league state after each completed generation, and resume from it.
+
+Checkpoint layout (``RUN_DIR/checkpoint``)::
+
+    latest.json              {"generation": next generation, "dir": "gen_XXXX"}  (the commit point)
+    gen_XXXX/state.json      league, scheduler and counter state after generation XXXX
+    gen_XXXX/learners/<id>.pt  learner weights + optimiser state (tensors only)
+    initial/                 the same before generation 0 (until generation 0 completes)
+
+``latest.json`` is replaced atomically after the generation's directory is complete, so a kill
+at any moment leaves the previous generation as the resume point. The :class:`Checkpointer`
+holds the components whose state it saves and restores; the Runner holds the Checkpointer and
+hands it the run's counters (:class:`RunCounters`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from light_league.agents.agent_manager import AgentManager
+from light_league.agents.payoff_table import PayoffTable
+from light_league.data_buffer.policy_files import load_policy_files
+from light_league.data_buffer.policy_server import PolicyServer
+from light_league.errors import CorruptFileError
+from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
+from light_league.game_theory.diversity import DiversityTracker
+from light_league.game_theory.payoff import DecayedPayoff
+from light_league.league.match_database import record_generation
+from light_league.run_dir import RunDir, safe_name
+from light_league.scheduling.task_scheduler import TaskScheduler
+from light_league.training.component import LearnerComponent
+from light_league.training.training_manager import TrainingManager
+from light_league.types import AgentType, learner_role
+from light_league.utils.atomic import (
+    JsonlLog,
+    atomic_write_bytes,
+    atomic_write_json,
+    committed_size,
+    read_json,
+    remove_temp_files,
+)
+
+
+@dataclass
+class RunCounters:
+    """The Runner's own state that a checkpoint keeps beside the components'."""
+
+    env_steps: int = 0
+    wall_s: float = 0.0
+    last_nash_conv: float | None = None
+
+
+class Checkpointer:
+    """Saves the run's state after a generation (or the bootstrap) and restores the last one."""
+
+    def __init__(
+        self,
+        run_dir: RunDir,
+        *,
+        env_name: str,
+        executor: Executor,
+        policy_server: Handle,
+        learners: dict[str, Handle],
+        agents: AgentManager,
+        scheduler: TaskScheduler,
+        training: TrainingManager,
+    ) -> None:
+        self.run_dir = run_dir
+        self.env_name = env_name
+        self.executor = executor
+        self.policy_server = policy_server
+        self.learners = learners
+        self.agents = agents
+        self.scheduler = scheduler
+        self.training = training
+        #: ``generations.jsonl``: a generation's record is committed with its checkpoint
+        self.generations_log = JsonlLog(run_dir.generations)
+
+    def save(self, counters: RunCounters, record: dict[str, Any] | None) -> None:
+        """Write the league state after a completed generation (``record``) or after bootstrap (None)."""
+        rd = self.run_dir
+        gen = self.agents.generation  # the next generation to run
+        gen_dir = rd.checkpoint / (f"gen_{gen - 1:04d}" if gen > 0 else "initial")  # named by what it holds
+        for lid, handle in self.learners.items():
+            state = self.executor.invoke(handle, LearnerComponent.state_dict)
+            buf = _torch_bytes(state)
+            atomic_write_bytes(gen_dir / "learners" / f"{lid}.pt", buf)
+        self.agents.save()
+        atomic_write_json(
+            gen_dir / "state.json",
+            {
+                "generation": gen,
+                "agents": self.agents.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "members": self.agents.member_ids(),
+                "env_steps": counters.env_steps,
+                "wall_s": counters.wall_s,
+                "last_nash_conv": counters.last_nash_conv,
+                # the committed match log ends here: resume cuts back to it, and refuses a shorter file
+                "matches_bytes": rd.matches.stat().st_size if rd.matches.exists() else 0,
+            },
+            indent=None,  # grows with the population squared: json's C encoder only runs unindented
+        )
+        if record is not None:
+            self.generations_log.append(record)
+            self.generations_log.sync()
+        atomic_write_json(rd.checkpoint / "latest.json", {"generation": gen, "dir": gen_dir.name})
+        for old in rd.checkpoint.iterdir():
+            if old != gen_dir and old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+
+    def load(self) -> RunCounters:
+        """Restore the last completed generation and drop what an interrupted one left behind.
+
+        Every file is read and checked first; only then is anything on disk changed, so a corrupt
+        file stops the resume with one line and leaves the run directory as it was. Every path taken
+        from a file (checkpoint dir, member ids) must lie inside the run directory. The match log is
+        never read as a whole: it is cut back to the byte offset the checkpoint recorded.
+        """
+        rd = self.run_dir
+        gen, gen_dir = _read_latest(rd)
+        state_path = gen_dir / "state.json"
+        state = read_json(
+            state_path,
+            what="checkpoint state",
+            fix=f"restore it from a backup or start a new run (checkpoint dir {gen_dir})",
+        )
+        _check_state(self, state_path, state)
+        if state["generation"] != gen:
+            raise CorruptFileError(
+                f"checkpoint state {state_path} is for generation {state['generation']} but {rd.checkpoint}/latest.json "
+                f"says {gen}; restore them from a backup or start a new run"
+            )
+        learner_states = {
+            lid: _read_learner_state(rd, gen_dir / "learners" / f"{lid}.pt") for lid in self.learners
+        }
+        for record in self.agents.pool.list():
+            if not safe_name(record.agent_id) or not rd.inside(rd.policies / record.agent_id):
+                raise CorruptFileError(
+                    f"pool manifest {rd.pool} is corrupt: member id {record.agent_id!r} is not a plain name "
+                    f"inside {rd.policies}; restore {rd.pool}.bak or start a new run"
+                )
+        keep = set(state["members"])
+        kept = [r for r in self.agents.pool.list() if r.agent_id in keep]
+        missing = keep - {r.agent_id for r in kept}
+        if missing:
+            raise CorruptFileError(
+                f"pool manifest {rd.pool} lacks members {sorted(missing)} of the checkpoint; "
+                f"restore {rd.pool}.bak or start a new run"
+            )
+        for record in kept:
+            if record.agent_type != AgentType.BASELINE:
+                base = rd.policies / record.agent_id
+                for file in (Path(f"{base}.pt"), Path(f"{base}.json")):
+                    if not rd.inside(file):
+                        raise CorruptFileError(
+                            f"policy file {file} points outside the run directory {rd.root}; "
+                            "replace it with the real file or start a new run"
+                        )
+                load_policy_files(base)  # raises a one-line error if corrupt
+        _check_generations(self, gen)
+        cut = _match_log_cut(self, gen, state)
+        for lid, learner_state in learner_states.items():  # memory only; a misfit is a one-line error
+            _check_learner_state(self, lid, gen_dir / "learners" / f"{lid}.pt", learner_state)
+        # --- everything checked: drop the interrupted generation's leftovers and restore
+        remove_temp_files(rd.root)
+        agents = self.agents
+        if rd.matches.exists():
+            agents.matches.cut(cut)
+        self.generations_log.truncate_to(gen)
+        for record in agents.pool.list():
+            if record.agent_id not in keep:
+                agents.pool.remove(record.agent_id)
+                for suffix in (".pt", ".json"):
+                    Path(f"{rd.policies / record.agent_id}{suffix}").unlink(missing_ok=True)
+        agents.load_state_dict(state["agents"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        _restore_policies(self)
+        last = state.get("last_nash_conv")
+        return RunCounters(
+            int(state["env_steps"]), float(state["wall_s"]), None if last is None else float(last)
+        )
+
+
+def _torch_bytes(state: dict[str, Any]) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    return buf.getvalue()
+
+
+_GEN_DIR = re.compile(r"^(gen_\d{4,}|initial)$")  # initial: the bootstrap state, before generation 0
+
+
+def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
+    """``latest.json``: the next generation and its checkpoint directory (inside the run dir)."""
+    latest = run_dir.checkpoint / "latest.json"
+    data = read_json(
+        latest,
+        what="checkpoint pointer",
+        fix=f"the run has no completed checkpoint; start a new run instead of --resume {run_dir.root}",
+    )
+    gen = data.get("generation") if isinstance(data, dict) else None
+    name = data.get("dir") if isinstance(data, dict) else None
+    if not isinstance(gen, int) or isinstance(gen, bool) or gen < 0 or not isinstance(name, str):
+        raise CorruptFileError(
+            f"checkpoint pointer {latest} is malformed (needs an integer 'generation' and a 'dir' name); "
+            "restore it from a backup or start a new run"
+        )
+    gen_dir = run_dir.checkpoint / name
+    if not _GEN_DIR.match(name) or not run_dir.inside(gen_dir):
+        raise CorruptFileError(
+            f"checkpoint pointer {latest} is corrupt: dir {name!r} is not a gen_NNNN (or initial) directory inside "
+            f"{run_dir.checkpoint}; restore it from a backup or start a new run"
+        )
+    return gen, gen_dir
+
+
+def checkpoint_generation(run_dir: RunDir) -> int:
+    """The next generation to run, as ``run_dir``'s committed checkpoint says."""
+    return _read_latest(run_dir)[0]
+
+
+def _malformed(path: Path, exc: BaseException) -> CorruptFileError:
+    text = " ".join(str(exc).split())[:200]
+    return CorruptFileError(
+        f"checkpoint state {path} is malformed ({exc.__class__.__name__}: {text}); "
+        "restore it from a backup or start a new run"
+    )
+
+
+def _check_state(ck: Checkpointer, path: Path, state: Any) -> None:
+    """Every field of ``state.json`` has the type resume needs (a one-line error otherwise)."""
+
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            raise TypeError(what)
+
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    def is_num(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    try:
+        need(isinstance(state, dict), f"a JSON {type(state).__name__}, not an object")
+        need(is_int(state["generation"]) and state["generation"] >= 0, "'generation' is not an integer >= 0")
+        members = state["members"]
+        need(
+            isinstance(members, list) and all(safe_name(m) for m in members), "'members' is not a list of ids"
+        )
+        need(is_int(state["env_steps"]), "'env_steps' is not an integer")
+        need(is_num(state["wall_s"]), "'wall_s' is not a number")
+        need(state.get("last_nash_conv") is None or is_num(state["last_nash_conv"]), "'last_nash_conv'")
+        mb = state.get("matches_bytes", 0)
+        need(is_int(mb) and mb >= 0, "'matches_bytes' is not an integer >= 0")
+        agents = state["agents"]
+        need(isinstance(agents, dict), "'agents' is not an object")
+        need(is_int(agents["generation"]) and is_int(agents.get("session", 0)), "agents.generation/session")
+        for key in ("steps_since", "steps_total", "snapshots"):
+            need(
+                isinstance(agents[key], dict) and all(is_int(v) for v in agents[key].values()),
+                f"agents.{key}",
+            )
+        need(
+            isinstance(agents["nash"], dict) and all(is_num(v) for v in agents["nash"].values()),
+            "agents.nash",
+        )
+        need(isinstance(agents["learners"], dict), "agents.learners")
+        known_roles = {setup.role for setup in ck.scheduler.learners()}
+        for role in agents["learners"].values():
+            need(
+                learner_role(role) in known_roles,
+                f"agents.learners: role {role!r} is not a role of the scheduler",
+            )
+        elo = agents["elo"]
+        need(isinstance(elo, dict), "agents.elo is not an object")
+        need(
+            isinstance(elo["ratings"], dict) and all(is_num(v) for v in elo["ratings"].values()),
+            "elo ratings",
+        )
+        need(isinstance(elo["games"], dict) and all(is_int(v) for v in elo["games"].values()), "elo games")
+        PayoffTable.from_state_dict(agents["payoff"])
+        DecayedPayoff.from_state_dict(agents["training"])
+        DiversityTracker.from_state_dict(agents["diversity"])
+        need(isinstance(state["scheduler"], dict), "'scheduler' is not an object")
+        try:
+            probe = copy.deepcopy(ck.scheduler)
+        except Exception:  # a plugin scheduler that cannot be copied: checked when it is loaded
+            probe = None
+        if probe is not None:
+            probe.load_state_dict(state["scheduler"])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise _malformed(path, exc) from None
+
+
+def _check_generations(ck: Checkpointer, gen: int) -> None:
+    """``generations.jsonl`` holds one record per completed generation, 0 .. gen-1, in order; a
+    torn last line is fine (cut on resume), a lost or damaged committed line is not."""
+    path = ck.run_dir.generations
+    count = 0
+    for lineno, record in enumerate(ck.generations_log, start=1):
+        value = record.get("generation") if isinstance(record, dict) else None
+        if count < gen and value != count:
+            raise CorruptFileError(
+                f"{path} line {lineno} is not the record of generation {count} (found {value!r}); "
+                "the file is damaged: restore it from a backup or start a new run"
+            )
+        count += 1
+    if count < gen:
+        raise CorruptFileError(
+            f"{path} holds {count} generation records but the checkpoint has {gen} completed generations: "
+            "lines were lost; restore it from a backup or start a new run"
+        )
+
+
+def _match_log_cut(ck: Checkpointer, gen: int, state: dict[str, Any]) -> int:
+    """Byte offset where the committed match log ends (the checkpoint's), checked."""
+    path = ck.run_dir.matches
+    size = path.stat().st_size if path.exists() else 0
+    if "matches_bytes" not in state:  # a checkpoint written before matches_bytes existed
+        return _scan_match_log_cut(path, gen)
+    cut = int(state["matches_bytes"])
+    if size < cut:
+        raise CorruptFileError(
+            f"match log {path} has {size} bytes but the checkpoint committed {cut}: games were lost; "
+            "restore it from a backup or start a new run"
+        )
+    if cut:
+        line, lineno_hint = _line_ending_at(path, cut)
+        if line is None:
+            raise CorruptFileError(
+                f"match log {path} does not end a record at byte {cut} where the checkpoint says it does: "
+                "the file was changed; restore it from a backup or start a new run"
+            )
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CorruptFileError(
+                f"match log {path}: the last committed line (ending at byte {cut}) is not valid JSON; "
+                "restore it from a backup or start a new run"
+            ) from None
+        value = record_generation(record, path, 0)
+        if value is not None and value >= gen:
+            raise CorruptFileError(
+                f"match log {path}: the last committed record has generation {value}, not below {gen}; "
+                "restore it from a backup or start a new run"
+            )
+    return cut
+
+
+def _line_ending_at(path: Path, end: int) -> tuple[bytes | None, int]:
+    """The line that ends (with its newline) at byte ``end``, or None if no newline is there."""
+    with open(path, "rb") as handle:
+        handle.seek(end - 1)
+        if handle.read(1) != b"\n":
+            return None, 0
+        start, chunk = end - 1, 4096
+        while start > 0:
+            lo = max(0, start - chunk)
+            handle.seek(lo)
+            idx = handle.read(start - lo).rfind(b"\n")
+            if idx >= 0:
+                start = lo + idx + 1
+                break
+            start = lo
+        handle.seek(start)
+        return handle.read(end - start), 0
+
+
+def _scan_match_log_cut(path: Path, gen: int) -> int:
+    """Old checkpoints: scan back from the end to the last record of a generation below ``gen``."""
+    if not path.exists():
+        return 0
+    end = committed_size(path)
+    while end > 0:
+        line, _ = _line_ending_at(path, end)
+        assert line is not None
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CorruptFileError(
+                f"match log {path}: the line ending at byte {end} is not valid JSON; remove or fix that line"
+            ) from None
+        value = record_generation(record, path, 0)
+        if value is None or value < gen:
+            return end
+        end -= len(line)
+    return 0
+
+
+def _check_learner_state(ck: Checkpointer, lid: str, path: Path, state: dict[str, Any]) -> None:
+    """Load ``state`` into learner ``lid`` (memory only); a mismatch is a one-line error."""
+    try:
+        ck.executor.invoke(ck.learners[lid], LearnerComponent.load_state_dict, state)
+    except (WorkerDied, ComponentLost):
+        raise  # the learner is gone, not the file that is wrong
+    except Exception as exc:
+        cause = getattr(exc, "cause", None) or exc  # Ray wraps the learner's exception
+        text = " ".join(str(cause).split())[:200]
+        raise CorruptFileError(
+            f"learner checkpoint {path} does not fit learner {lid} ({cause.__class__.__name__}: {text}); "
+            "start a new run"
+        ) from None
+
+
+def _read_learner_state(rd: RunDir, path: Path) -> dict[str, Any]:
+    if path.exists() and not rd.inside(path):
+        raise CorruptFileError(
+            f"learner checkpoint {path} points outside the run directory {rd.root}; start a new run"
+        )
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CorruptFileError(f"learner checkpoint {path} is missing; start a new run") from None
+    except Exception as exc:
+        raise CorruptFileError(
+            f"learner checkpoint {path} is corrupt ({exc.__class__.__name__}); start a new run"
+        ) from None
+    if not isinstance(state, dict):
+        raise CorruptFileError(f"learner checkpoint {path} is not a state dict; start a new run")
+    return state
+
+
+def _restore_policies(ck: Checkpointer) -> None:
+    env_name = ck.env_name
+    for record in ck.agents.pool.list():
+        if record.agent_type == AgentType.BASELINE:
+            ck.executor.invoke(
+                ck.policy_server,
+                PolicyServer.add_fixed,
+                record.agent_id,
+                "fixed",
+                {"name": record.agent_id, "env": env_name},
+            )
+        else:
+            ck.executor.invoke(
+                ck.policy_server,
+                PolicyServer.load_frozen,
+                record.agent_id,
+                ck.run_dir.policies / record.agent_id,
+            )
+    ck.training.refresh_versions()

@@ -1,0 +1,89 @@
+"""Compare two ``generations.jsonl`` files, ignoring the fields that measure wall time.
+
+A refactor that preserves behaviour gives, for the same config and seed, the same generation
+records except for how long things took. This script says where two files differ:
+
+    python tools/compare_generations.py RUN_A/generations.jsonl RUN_B/generations.jsonl
+
+exits 0 when they match and 1 (listing the first differences) when they do not.
+
+Ignored: ``wall_s``, ``env_steps_per_s`` and ``timings`` (clock readings), and ``meta_stability``
+when the two records solved a different number of posterior draws (the number of draws is capped
+by ``league.meta_stability_max_s``, a wall-time budget; with the same number of draws the field
+is compared like any other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+#: fields of a generation record that are clock readings
+WALL_TIME_FIELDS = ("wall_s", "env_steps_per_s", "timings")
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def comparable(record: dict[str, Any], other: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``record`` without its wall-time fields (and without ``meta_stability`` when ``other``'s
+    was computed from a different number of draws)."""
+    out = {k: v for k, v in record.items() if k not in WALL_TIME_FIELDS}
+    if other is not None:
+        mine, theirs = record.get("meta_stability"), other.get("meta_stability")
+        if isinstance(mine, dict) and isinstance(theirs, dict) and mine.get("draws") != theirs.get("draws"):
+            out.pop("meta_stability", None)
+    return out
+
+
+def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        if list(a) != list(b):
+            out.append(f"{path}: keys {list(a)} != {list(b)}")
+        for key in a:
+            if key in b:
+                _diff(a[key], b[key], f"{path}.{key}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"{path}: {len(a)} items != {len(b)}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            _diff(x, y, f"{path}[{i}]", out)
+    elif isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return
+    elif a != b or type(a) is not type(b):
+        out.append(f"{path}: {a!r} != {b!r}")
+
+
+def differences(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[str]:
+    """Every difference between two runs' generation records, wall-time fields ignored."""
+    out: list[str] = []
+    if len(a) != len(b):
+        out.append(f"{len(a)} generation records != {len(b)}")
+    for i, (x, y) in enumerate(zip(a, b)):
+        _diff(comparable(x, y), comparable(y, x), f"generation[{i}]", out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a", type=Path)
+    parser.add_argument("b", type=Path)
+    parser.add_argument("--show", type=int, default=20, help="differences to print (default 20)")
+    args = parser.parse_args(argv)
+    diffs = differences(load(args.a), load(args.b))
+    if not diffs:
+        print(f"same: {args.a} and {args.b} ({len(load(args.a))} generations, wall times ignored)")
+        return 0
+    print(f"{len(diffs)} differences between {args.a} and {args.b}:")
+    for line in diffs[: args.show]:
+        print(f"  {line}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
