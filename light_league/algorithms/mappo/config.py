@@ -152,7 +152,7 @@ class MAPPOConfig(Section):
     # ------------------------------------------------------------------ runtime
     torch_threads: int = Field(1, ge=0, le=256)
     """Torch intra-op threads, set (process-wide) when the learner is built; 0 leaves the process
-    setting alone. Default 1: these networks are small; a second thread gains about 1.3x on an idle
+    setting alone. Default 1: these networks are small; a second thread gains a little on an idle
     machine and loses several times over on a busy one (``bench/learner_throughput.py``)."""
 
     def architecture(self) -> dict[str, Any]:

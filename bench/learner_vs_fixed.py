@@ -1,0 +1,196 @@
+"""How fast one MAPPO learner beats a fixed battalion opponent when trained directly against it.
+
+A league's main agent can only beat ``scripted_l5`` if its learner can: this bench takes the
+league out of the picture. For each named variant (MAPPO settings over the defaults) and each
+seed, one learner trains in 2v2 battalion against a fixed opponent (``--opponent``, default
+``scripted_l5``) with ``league.yaml``'s rollout shape (64 games x 50 steps = 3,200 env steps per
+update, both seats), and every ``--every`` updates plays 64 evaluation games (32 per seat,
+actions sampled) against ``scripted_l5``. It prints, per variant, the evaluation score (wins +
+draws / 2) per checkpoint for every seed and the worst seed, the policy entropy, and the share
+of each action in the last training batches (with how often fire was legal), which is what
+shows *how* a policy plays.
+
+    python bench/learner_vs_fixed.py --variants default mb4 --seeds 0 1 2 --updates 300
+    python bench/learner_vs_fixed.py --list                     # the named variants
+    python bench/learner_vs_fixed.py --ladder                   # the fixed policies' own table
+    python bench/learner_vs_fixed.py ... --out docs/data/tuning/battalion_direct.txt
+
+Variants run one after another in one process (interleaved by seed), so their timings are
+comparable on a quiet machine; the figures that matter are per update, not per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from league_quality import machine_line  # noqa: E402
+
+import envs  # noqa: E402
+from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner  # noqa: E402
+from light_league.rollout.episode import EpisodeLoop  # noqa: E402
+
+NUM_ENVS, STEPS, EVAL_GAMES = 64, 50, 64
+#: named MAPPO settings (over the defaults of docs/mappo.md)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "ent03": {"entropy_coef": 0.03},
+    "ep4": {"ppo_epoch": 4},
+    "lr1e-4": {"lr": 1e-4},
+    "target0.3": {"entropy_target": 0.3},
+    "ent_decay": {
+        "entropy_coef": 0.05,
+        "lr_schedule": "linear",
+        "lr_decay_updates": 300,
+        "lr_final_fraction": 1.0,
+        "entropy_final_fraction": 0.05,
+    },
+    "gamma0.995": {"gamma": 0.995, "gae_lambda": 0.98},
+    "mb4": {"num_mini_batch": 4, "ppo_epoch": 5},
+    "128x2": {"hidden_size": 128, "layer_N": 2},
+    "mb4_128x2": {"num_mini_batch": 4, "ppo_epoch": 5, "hidden_size": 128, "layer_N": 2},
+}
+ACTIONS = ("hold", "adv", "wdr", "turnL", "turnR", "stepL", "stepR", "fire")
+
+
+def evaluate(policy: Any, opponent: str = "scripted_l5") -> float:
+    env = envs.make_batched("battalion", num_envs=EVAL_GAMES, team_size=2)
+    policies = {"learner": policy, opponent: envs.make_fixed_policy("battalion", opponent)}
+    half = EVAL_GAMES // 2
+    res = EpisodeLoop(env, seed=12345).evaluate(
+        policies, [("learner", opponent, half), (opponent, "learner", half)]
+    )
+    return float(np.mean([r.outcome if r.player_id == "learner" else 1.0 - r.outcome for r in res.results]))
+
+
+def ladder() -> list[str]:
+    """The fixed policies against each other (row's score, 64 games per cell, both seats)."""
+    names = ["random"] + [f"scripted_l{k}" for k in range(1, 6)]
+    lines = ["Fixed policies against each other (row's score, 64 games per cell, both seats):"]
+    lines.append(f"{'':<13}" + " ".join(f"{n.replace('scripted_', ''):>6}" for n in names))
+    env = envs.make_batched("battalion", num_envs=EVAL_GAMES, team_size=2)
+    for a in names:
+        row = []
+        for b in names:
+            other = b + "'" if a == b else b
+            policies = {
+                a: envs.make_fixed_policy("battalion", a),
+                other: envs.make_fixed_policy("battalion", b),
+            }
+            half = EVAL_GAMES // 2
+            res = EpisodeLoop(env, seed=7).evaluate(policies, [(a, other, half), (other, a, half)])
+            row.append(np.mean([r.outcome if r.player_id == a else 1.0 - r.outcome for r in res.results]))
+        lines.append(f"{a:<13}" + " ".join(f"{x:>6.2f}" for x in row))
+    return lines
+
+
+def train(variant: str, seed: int, updates: int, every: int, opponent: str) -> dict[str, Any]:
+    env = envs.make_batched("battalion", num_envs=NUM_ENVS, team_size=2)
+    learner = MAPPOLearner(env.spec, MAPPOConfig(**VARIANTS[variant]), seed=seed)
+    loop = EpisodeLoop(env, seed=seed)
+    fixed = {opponent: envs.make_fixed_policy("battalion", opponent)}
+    scores, entropy = [], []
+    acts = np.zeros(len(ACTIONS))
+    fire_legal = fire_taken = 0
+    start = time.perf_counter()
+    for update in range(1, updates + 1):
+        res = loop.collect(learner.policy, fixed, {opponent: 1.0}, STEPS)
+        metrics = learner.update(res.batch)
+        if update > updates - every:  # action shares over the last checkpoint's batches
+            b = res.batch
+            acts += np.bincount(b.actions[b.valid], minlength=len(ACTIONS))
+            legal = b.action_mask[..., len(ACTIONS) - 1][b.valid]
+            fire_legal += int(legal.sum())
+            fire_taken += int((b.actions[b.valid][legal] == len(ACTIONS) - 1).sum())
+        if update % every == 0:
+            scores.append(evaluate(learner.policy))
+            entropy.append(float(metrics["entropy"]))
+    return {
+        "scores": scores,
+        "entropy": entropy,
+        "actions": acts / max(acts.sum(), 1.0),
+        "fire_legal": fire_legal / max(acts.sum(), 1.0),
+        "fire_when_legal": fire_taken / max(fire_legal, 1),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", nargs="+", default=["default", "mb4"], choices=sorted(VARIANTS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--updates", type=int, default=300)
+    ap.add_argument("--every", type=int, default=25)
+    ap.add_argument("--opponent", default="scripted_l5")
+    ap.add_argument("--out", type=Path, help="also write the output to this file")
+    ap.add_argument("--list", action="store_true", help="print the named variants and exit")
+    ap.add_argument("--ladder", action="store_true", help="only play the fixed policies against each other")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, settings in VARIANTS.items():
+            print(f"{name}: {settings or 'MAPPO defaults'}")
+        return
+    lines = [
+        "# command: python bench/learner_vs_fixed.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        f"# {machine_line()}",
+    ]
+    if args.ladder:
+        return _emit([*lines, *ladder()], args.out)
+    results = {
+        (v, s): train(v, s, args.updates, args.every, args.opponent)
+        for s in args.seeds
+        for v in args.variants
+    }
+    load = os.getloadavg()
+    lines.append(
+        f"# finished {time.strftime('%H:%M UTC', time.gmtime())}, load average {load[0]:.1f} / {load[1]:.1f}"
+    )
+    marks = " ".join(f"{(i + 1) * args.every:>4d}" for i in range(args.updates // args.every))
+    lines += [
+        f"Trained against {args.opponent}; 3,200 env steps per update; evaluation score vs scripted_l5 "
+        f"({EVAL_GAMES} games, wins + draws/2) after update:",
+        f"{'':<22}{marks}",
+    ]
+    for v in args.variants:
+        runs = [results[v, s] for s in args.seeds]
+        for s, r in zip(args.seeds, runs, strict=True):
+            lines.append(f"{v + ' seed ' + str(s):<22}" + " ".join(f"{x:>4.2f}" for x in r["scores"]))
+        worst = np.min([r["scores"] for r in runs], axis=0)
+        lines.append(f"{v + ' worst':<22}" + " ".join(f"{x:>4.2f}" for x in worst))
+    lines += [
+        "",
+        "At the end (mean over seeds): policy entropy (nats), share of each action, fire taken when legal:",
+    ]
+    for v in args.variants:
+        runs = [results[v, s] for s in args.seeds]
+        share = np.mean([r["actions"] for r in runs], axis=0)
+        lines.append(
+            f"  {v:<12} entropy {np.mean([r['entropy'][-1] for r in runs]):.3f}; "
+            + " ".join(f"{a} {p:.2f}" for a, p in zip(ACTIONS, share, strict=True))
+            + f"; fire legal {np.mean([r['fire_legal'] for r in runs]):.2f} of steps,"
+            f" taken {np.mean([r['fire_when_legal'] for r in runs]):.2f} of those;"
+            f" {np.mean([r['seconds'] for r in runs]):.0f} s per run"
+        )
+    _emit(lines, args.out)
+
+
+def _emit(lines: list[str], out: Path | None) -> None:
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
