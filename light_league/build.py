@@ -156,6 +156,7 @@ def _assemble(
     from light_league.runner import derive_seed
     from light_league.tracking.console import Console
     from light_league.tracking.logger import NullLogger, build_logger
+    from light_league.training.device import learner_placement
 
     ex = config.execution
     seed = config.experiment.seed
@@ -188,6 +189,7 @@ def _assemble(
     )
     learner_cls, learner_cfg = _learner_class(config)
     learners: dict[str, Handle] = {}
+    device, gpus = learner_placement(config, num_learners=len(scheduler.learners()))
     for setup in scheduler.learners():
         agents.register_learner(setup.learner_id, setup.role)
         role_cfg = (
@@ -202,9 +204,11 @@ def _assemble(
             role_cfg,
             name=f"learner_{setup.learner_id}",
             cpus=0.25 if ex.backend == "ray" else 0.0,
+            gpus=gpus,
             seed=derive_seed(seed, "learner", setup.learner_id),
             policy_server=ps,
             episode_server=es,
+            device=device,
         )
     workers = [
         executor.create(

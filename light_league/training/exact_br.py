@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from light_league.algorithms.tabular import TabularPolicy
+from light_league.errors import ConfigError
 from light_league.rollout.policies import policy_from_entry
 
 
@@ -32,7 +33,12 @@ class ExactBRRunner:
         policy_server: Any,
         episode_server: Any,
         torch_threads: int = 1,
+        device: str = "cpu",
     ) -> None:
+        if device != "cpu":
+            raise ConfigError(
+                f"learner.device={device}: learner.kind=exact_br runs on the CPU only; set learner.device=cpu (or auto)"
+            )
         from light_league.evaluation.exploitability import infostate_table
 
         self.learner_id = learner_id
