@@ -189,7 +189,7 @@ def _assemble(
     )
     learner_cls, learner_cfg = _learner_class(config)
     learners: dict[str, Handle] = {}
-    device, gpus = learner_placement(config, num_learners=len(scheduler.learners()))
+    device, gpus = learner_placement(config, executor.gpus(), num_learners=len(scheduler.learners()))
     for setup in scheduler.learners():
         agents.register_learner(setup.learner_id, setup.role)
         role_cfg = (

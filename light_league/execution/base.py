@@ -71,6 +71,12 @@ class Executor(ABC):
     @abstractmethod
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future: ...
 
+    def gpus(self) -> float:
+        """GPUs this backend can give components: this machine's CUDA devices (Ray: the cluster's)."""
+        from light_league.training.device import cuda_device_count
+
+        return float(cuda_device_count())
+
     def call(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Any:
         return self.submit(handle, method, *args, **kwargs).result()
 

@@ -192,6 +192,10 @@ class RayExecutor(Executor):
         self._actors.append(actor)
         return Handle(name, actor, cls, args, kwargs, restartable, cpus)
 
+    def gpus(self) -> float:
+        """GPUs declared by the nodes of the cluster (what ``num_gpus`` requests draw from)."""
+        return float(ray.cluster_resources().get("GPU", 0.0))
+
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future:
         try:
             ref = getattr(handle.target, method).remote(*args, **kwargs)

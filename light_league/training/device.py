@@ -113,9 +113,10 @@ def learner_gpus(num_gpus: float | None, num_learners: int) -> float:
     return 1.0 / max(num_learners, 1)
 
 
-def learner_placement(config: ExperimentConfig, *, num_learners: int) -> tuple[str, float]:
+def learner_placement(config: ExperimentConfig, gpus: float, *, num_learners: int) -> tuple[str, float]:
     """``(device, gpus)`` of every learner of a run: the resolved ``learner.device`` and, on Ray,
-    the GPUs each asks for (0 on the CPU or with the local backend). Call after Ray is started."""
+    the GPUs each asks for (0 on the CPU or with the local backend). ``gpus``: the GPUs the
+    run's executor has (``Executor.gpus()``: this machine's CUDA devices, or the Ray cluster's)."""
     kind = config.learner.kind
     if kind == "exact_br":
         supports = False
@@ -125,17 +126,12 @@ def learner_placement(config: ExperimentConfig, *, num_learners: int) -> tuple[s
         supports = takes_device(learner_class(kind))
     requested = config.learner.device
     on_ray = config.execution.backend == "ray"
-    if on_ray:
-        import ray
-
-        if supports and requested.startswith("cuda:"):
-            raise ConfigError(
-                f"learner.device={requested}: on Ray a learner sees only the GPU Ray gives it; "
-                "set learner.device=cuda (or auto) and learner.num_gpus for its share"
-            )
-        gpus, where = float(ray.cluster_resources().get("GPU", 0.0)), "the Ray cluster"
-    else:
-        gpus, where = float(cuda_device_count()), "this machine"
+    if on_ray and supports and requested.startswith("cuda:"):
+        raise ConfigError(
+            f"learner.device={requested}: on Ray a learner sees only the GPU Ray gives it; "
+            "set learner.device=cuda (or auto) and learner.num_gpus for its share"
+        )
+    where = "the Ray cluster" if on_ray else "this machine"
     device = resolve_device(requested, supports_device=supports, gpus=gpus, where=where)
     on_gpu = device.startswith("cuda")
     return device, learner_gpus(config.learner.num_gpus, num_learners) if on_ray and on_gpu else 0.0

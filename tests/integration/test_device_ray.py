@@ -37,11 +37,11 @@ out = {}
 executor = RayExecutor()
 rps = "expr_configs/rps_tiny.yaml"
 auto = load_config(rps, ["execution.backend=ray"])
-out["auto"] = learner_placement(auto, num_learners=2)
+out["auto"] = learner_placement(auto, executor.gpus(), num_learners=2)
 quarter = load_config(rps, ["execution.backend=ray", "learner.device=cuda", "learner.num_gpus=0.25"])
-out["quarter"] = learner_placement(quarter, num_learners=2)
+out["quarter"] = learner_placement(quarter, executor.gpus(), num_learners=2)
 try:
-    learner_placement(load_config(rps, ["execution.backend=ray", "learner.device=cuda:0"]), num_learners=1)
+    learner_placement(load_config(rps, ["execution.backend=ray", "learner.device=cuda:0"]), 1.0, num_learners=1)
 except ConfigError as exc:
     out["cuda0_error"] = str(exc)
 learner = executor.create(Probe, name="learner_probe", gpus=out["quarter"][1])

@@ -18,6 +18,7 @@ from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.algorithms.registry import make_learner
 from light_league.config import load_config
 from light_league.errors import ConfigError
+from light_league.execution.local_executor import LocalExecutor
 from light_league.rollout.episode import EpisodeLoop
 from light_league.training.device import (
     check_device_here,
@@ -31,6 +32,7 @@ from light_league.training.learner_runner import LearnerRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_CUDA = not torch.cuda.is_available()
+HERE = LocalExecutor().gpus()  # this machine's CUDA devices
 
 
 def kuhn_batch(learner: MAPPOLearner) -> object:
@@ -76,18 +78,18 @@ def test_auto_is_cuda_only_where_there_is_a_gpu_and_a_torch_learner() -> None:
 
 def test_learner_placement_of_real_configs_on_this_machine() -> None:
     kuhn = load_config(str(ROOT / "expr_configs" / "psro_kuhn.yaml"), ["learner.device=auto"])
-    assert learner_placement(kuhn, num_learners=1) == ("cpu", 0.0)  # exact_br: always the CPU
+    assert learner_placement(kuhn, HERE, num_learners=1) == ("cpu", 0.0)  # exact_br: always the CPU
     rps = load_config(str(ROOT / "expr_configs" / "rps_tiny.yaml"), ["learner.device=cpu"])
-    assert learner_placement(rps, num_learners=2) == ("cpu", 0.0)
+    assert learner_placement(rps, HERE, num_learners=2) == ("cpu", 0.0)
     if NO_CUDA:
         auto = load_config(str(ROOT / "expr_configs" / "rps_tiny.yaml"), [])
-        assert learner_placement(auto, num_learners=2) == ("cpu", 0.0)
+        assert learner_placement(auto, HERE, num_learners=2) == ("cpu", 0.0)
         cuda = load_config(str(ROOT / "expr_configs" / "rps_tiny.yaml"), ["learner.device=cuda"])
         with pytest.raises(ConfigError, match="no CUDA GPU"):
-            learner_placement(cuda, num_learners=2)
+            learner_placement(cuda, HERE, num_learners=2)
         exact = load_config(str(ROOT / "expr_configs" / "psro_kuhn.yaml"), ["learner.device=cuda"])
         with pytest.raises(ConfigError, match="CPU only"):
-            learner_placement(exact, num_learners=1)
+            learner_placement(exact, HERE, num_learners=1)
 
 
 @pytest.mark.skipif(not NO_CUDA, reason="checks the error on a machine without CUDA")
