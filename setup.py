@@ -29,6 +29,8 @@ setup(
         # open_spiel's own LP solver (used as a reference in tests and bench) needs cvxpy with ECOS
         "openspiel": ["open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0"],
         "wandb": ["wandb>=0.17"],
+        # bench/rllib_comparison.py only (RLlib's PPO on OpenSpiel's kuhn_poker); not in "dev"
+        "rllib": ["ray[rllib]==2.60.0", "open-spiel>=1.5"],
         "dev": [
             "pytest>=8.0",
             "pytest-timeout>=2.3",

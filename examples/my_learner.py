@@ -30,8 +30,11 @@ class AnnealedEntropyLearner(MAPPOLearner):
     Config: ClassVar[type[Section]] = AnnealedEntropyConfig
     config: AnnealedEntropyConfig
 
-    def __init__(self, spec: EnvSpec, config: AnnealedEntropyConfig, *, seed: int) -> None:
-        super().__init__(spec, config.model_copy(), seed=seed)
+    def __init__(
+        self, spec: EnvSpec, config: AnnealedEntropyConfig, *, seed: int, device: str = "cpu"
+    ) -> None:
+        # taking ``device`` (and passing it on) is what lets learner.device move it to a GPU
+        super().__init__(spec, config.model_copy(), seed=seed, device=device)
 
     def update(self, batch: SampleBatch) -> dict[str, float]:
         metrics = super().update(batch)

@@ -37,6 +37,7 @@ from light_league.tracking.console import Console
 from light_league.tracking.logger import MetricLogger
 from light_league.training.training_manager import TrainingManager
 from light_league.types import BUILT_IN_ROLES, LearnerSetup
+from light_league.utils.device import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +199,7 @@ def _learners(
     learner_cls, learner_cfg = _learner_class(config)
     ray = config.execution.backend == "ray"
     learners: dict[str, Handle] = {}
+    device, gpus = learner_placement(config, executor.gpus(), num_learners=len(setups))
     for setup in setups:
         role_cfg = (
             config.learner.mappo_for(setup.role.value) if config.learner.kind == "mappo" else learner_cfg
@@ -211,9 +213,11 @@ def _learners(
             role_cfg,
             name=f"learner_{setup.learner_id}",
             cpus=0.25 if ray else 0.0,
+            gpus=gpus,
             seed=derive_seed(config.experiment.seed, "learner", setup.learner_id),
             policy_server=ps,
             episode_server=es,
+            device=device,
         )
     return learners
 
@@ -344,3 +348,37 @@ def _bootstrap(parts: Components, initial_members: list[str]) -> None:
     for log_file in (parts.run_dir.matches, parts.run_dir.generations):
         log_file.touch()  # the logs exist (empty) from the first checkpoint on
     parts.checkpointer.save(parts.counters, None)
+
+
+# ---------------------------------------------------------------- learner placement
+
+
+def learner_gpus(num_gpus: float | None, num_learners: int) -> float:
+    """GPUs each learner on a GPU asks Ray for: ``learner.num_gpus``, or one GPU shared by all."""
+    if num_gpus is not None:
+        return float(num_gpus)
+    return 1.0 / max(num_learners, 1)
+
+
+def learner_placement(config: ExperimentConfig, gpus: float, *, num_learners: int) -> tuple[str, float]:
+    """``(device, gpus)`` of every learner of a run: the resolved ``learner.device`` and, on Ray,
+    the GPUs each asks for (0 on the CPU or with the local backend). ``gpus``: the GPUs the
+    run's executor has (``Executor.gpus()``: this machine's CUDA devices, or the Ray cluster's)."""
+    kind = config.learner.kind
+    if kind == "exact_br":
+        supports = False
+    else:
+        from light_league.algorithms.registry import learner_class, takes_device
+
+        supports = takes_device(learner_class(kind))
+    requested = config.learner.device
+    on_ray = config.execution.backend == "ray"
+    if on_ray and supports and requested.startswith("cuda:"):
+        raise ConfigError(
+            f"learner.device={requested}: on Ray a learner sees only the GPU Ray gives it; "
+            "set learner.device=cuda (or auto) and learner.num_gpus for its share"
+        )
+    where = "the Ray cluster" if on_ray else "this machine"
+    device = resolve_device(requested, supports_device=supports, gpus=gpus, where=where)
+    on_gpu = device.startswith("cuda")
+    return device, learner_gpus(config.learner.num_gpus, num_learners) if on_ray and on_gpu else 0.0

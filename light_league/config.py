@@ -107,6 +107,22 @@ class LearnerSection(Section):
     options: dict[str, Any] = Field(default_factory=dict)
     """Options of a plugin learner, validated by its ``Config`` section."""
 
+    device: str = "auto"
+    """Where learners update: ``auto`` (``cuda`` when there is a CUDA GPU: this machine, or on Ray
+    any node; else ``cpu``), ``cpu``, ``cuda`` or ``cuda:N``. Rollout workers always act on the
+    CPU; weights and checkpoints are always saved as CPU tensors (see docs/gpu.md)."""
+
+    num_gpus: float | None = Field(None, gt=0.0, le=64.0)
+    """On Ray, the GPUs each learner on a GPU asks for (fractional shares a GPU: 0.25 fits four
+    learners on one); ``None``: one GPU shared by all learners (1 / number of learners)."""
+
+    @field_validator("device")
+    @classmethod
+    def _device_name(cls, value: str) -> str:
+        from light_league.utils.device import check_device_name
+
+        return check_device_name(value)
+
     @model_validator(mode="after")
     def _learner_options_need_a_plugin(self) -> LearnerSection:
         if self.kind in ("mappo", "exact_br") and self.options:

@@ -338,7 +338,17 @@ def render_tensorboard_cost(data: Path) -> str:
         f"{versions}). `{result['config']}`, {result['generations']} generations, {result['repeats']} runs "
         f"per side: a generation took {result['seconds_per_generation_on']:.3f} s with TensorBoard and "
         f"{result['seconds_per_generation_off']:.3f} s without, **{result['ratio']:.2f}x**."
+        + _images_drawn(result)
     )
+
+
+def _images_drawn(result: dict[str, Any]) -> str:
+    """How many generations of each TensorBoard run got images (charts drawn on a CPU budget)."""
+    drawn = result.get("generations_with_images")
+    if not drawn:
+        return ""
+    counts = ", ".join(str(n) for n in drawn)
+    return f" Generations with a heatmap and Nash chart, per TensorBoard run: {counts} of {result['generations']}."
 
 
 def render_bench_text(data: Path) -> str:

@@ -122,7 +122,16 @@ def write_demo_run(run_dir: Path) -> None:
         snapshot = PayoffSnapshot(generation, ids, roles[:n], win_rates, games, nash / nash.sum())
         logger.log_payoff(snapshot)
         logger.log_scalars({"league/population_size": float(n)}, generation)
+        wait_for_images(logger)
     logger.close()
+
+
+def wait_for_images(logger: object) -> None:
+    """Every generation's images (a run draws them on a CPU budget, so fast ones get a sample)."""
+    from light_league.tracking.tensorboard_logger import TensorBoardLogger
+
+    if isinstance(logger, TensorBoardLogger):
+        logger.wait_for_charts()
 
 
 def relog_run(run_dir: Path, out: Path) -> None:
@@ -134,6 +143,7 @@ def relog_run(run_dir: Path, out: Path) -> None:
     logger = build_logger(LoggingConfig(), out)
     for generation in saved_generations(run_dir):
         logger.log_payoff(load_payoff_snapshot(run_dir, generation))
+        wait_for_images(logger)
     logger.close()
 
 

@@ -46,7 +46,9 @@ class Learner(ABC):
     """Trains one policy from :class:`SampleBatch` es. Plain class; the executor decides where it runs.
 
     A learner is built as ``cls(spec, config, *, seed)`` where ``config`` is an instance of its
-    ``Config`` section. Plugin learners (``learner.kind: package.module:ClassName`` or the
+    ``Config`` section. A learner whose constructor also takes a ``device`` keyword trains on
+    ``learner.device`` (a torch device name: ``cpu``, ``cuda``, ``cuda:N``); it must still return
+    CPU values from ``get_weights`` (numpy) and ``state_dict``. Any other learner runs on the CPU. Plugin learners (``learner.kind: package.module:ClassName`` or the
     entry-point group ``light_league.learners``) take their options from ``learner.options``.
     """
 

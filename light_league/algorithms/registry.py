@@ -9,6 +9,7 @@ whose policies are of a new kind registers their loader under the entry-point gr
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -50,11 +51,32 @@ def learner_class(kind: str) -> type[Learner]:
     return cast(type[Learner], resolve(LEARNER_PLUGINS, kind))
 
 
-def make_learner(kind: str, spec: EnvSpec, config: Section, *, seed: int) -> Learner:
-    """Build a learner of ``kind`` (its constructor is ``(spec, config, *, seed)``)."""
+def takes_device(cls: type) -> bool:
+    """True when ``cls``'s constructor takes a ``device`` keyword (it trains on ``learner.device``).
+
+    Read from the signature, not inherited: a plugin that subclasses MAPPOLearner without passing
+    ``device`` on keeps training on the CPU, as before ``learner.device`` existed.
+    """
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
+    device = parameters.get("device")
+    return device is not None and device.kind in (device.KEYWORD_ONLY, device.POSITIONAL_OR_KEYWORD)
+
+
+def make_learner(kind: str, spec: EnvSpec, config: Section, *, seed: int, device: str = "cpu") -> Learner:
+    """Build a learner of ``kind`` (its constructor is ``(spec, config, *, seed)``, plus ``device``
+    when it takes one, see :func:`takes_device`; any other learner trains on the CPU)."""
     cls = learner_class(kind)
     if not isinstance(config, cls.Config):
         raise ConfigError(f"learner {kind!r} needs a {cls.Config.__name__}, got {type(config).__name__}")
+    if takes_device(cls):
+        return cls(spec, config, seed=seed, device=device)  # type: ignore[call-arg]
+    if device != "cpu":
+        raise ConfigError(
+            f"learner.device={device}: learner {kind!r} trains on the CPU only; set learner.device=cpu (or auto)"
+        )
     return cls(spec, config, seed=seed)  # type: ignore[call-arg]
 
 

@@ -64,18 +64,33 @@ class Executor(ABC):
 
     @abstractmethod
     def create(
-        self, cls: type, *args: Any, name: str, restartable: bool = False, cpus: float = 0.0, **kwargs: Any
+        self,
+        cls: type,
+        *args: Any,
+        name: str,
+        restartable: bool = False,
+        cpus: float = 0.0,
+        gpus: float = 0.0,
+        **kwargs: Any,
     ) -> Handle:
         """Instantiate ``cls(*args, **kwargs)`` where this backend runs components.
 
         ``restartable`` marks a stateless component (a rollout worker): a backend with several
         machines may place it on any of them and replace it when it dies. Every other component
         holds run state (servers, learners) and stays on the driver's machine, so losing another
-        machine loses only restartable components.
+        machine loses only restartable components. ``gpus`` (a learner on a GPU, fractional
+        allowed) is what the component asks for; on a cluster it may be placed on another machine
+        with a GPU when the driver's has none.
         """
 
     @abstractmethod
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future: ...
+
+    def gpus(self) -> float:
+        """GPUs this backend can give components: this machine's CUDA devices (Ray: the cluster's)."""
+        from light_league.utils.device import cuda_device_count
+
+        return float(cuda_device_count())
 
     def call(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Any:
         return self.submit(handle, method, *args, **kwargs).result()

@@ -25,7 +25,14 @@ class LocalExecutor(Executor):
     name = "local"
 
     def create(
-        self, cls: type, *args: Any, name: str, restartable: bool = False, cpus: float = 0.0, **kwargs: Any
+        self,
+        cls: type,
+        *args: Any,
+        name: str,
+        restartable: bool = False,
+        cpus: float = 0.0,
+        gpus: float = 0.0,
+        **kwargs: Any,
     ) -> Handle:
         return Handle(name, cls(*args, **kwargs), cls, args, kwargs, restartable, cpus)
 

@@ -171,17 +171,30 @@ class RayExecutor(Executor):
         return self._node_id
 
     def create(
-        self, cls: type, *args: Any, name: str, restartable: bool = False, cpus: float = 0.0, **kwargs: Any
+        self,
+        cls: type,
+        *args: Any,
+        name: str,
+        restartable: bool = False,
+        cpus: float = 0.0,
+        gpus: float = 0.0,
+        **kwargs: Any,
     ) -> Handle:
+        # A component asking for GPUs (a learner on a GPU) prefers the driver's machine but goes to
+        # any node with a free GPU share when the driver's has none (soft affinity).
         strategy: Any = (
-            "SPREAD" if restartable else NodeAffinitySchedulingStrategy(node_id=self._node_id, soft=False)
+            "SPREAD" if restartable else NodeAffinitySchedulingStrategy(node_id=self._node_id, soft=gpus > 0)
         )
         actor_cls: Any = ray.remote(cls).options(
-            num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy=strategy
+            num_cpus=cpus, num_gpus=gpus, max_restarts=0, max_task_retries=0, scheduling_strategy=strategy
         )
         actor = actor_cls.remote(*args, **kwargs)
         self._actors.append(actor)
         return Handle(name, actor, cls, args, kwargs, restartable, cpus)
+
+    def gpus(self) -> float:
+        """GPUs declared by the nodes of the cluster (what ``num_gpus`` requests draw from)."""
+        return float(ray.cluster_resources().get("GPU", 0.0))
 
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future:
         try:

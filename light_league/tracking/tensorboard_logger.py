@@ -1,12 +1,23 @@
-"""TensorBoard event files under ``RUN_DIR/tensorboard/`` (torch's ``SummaryWriter``)."""
+"""TensorBoard event files under ``RUN_DIR/tensorboard/`` (torch's ``SummaryWriter``).
+
+The payoff heatmap and the Nash bar chart are drawn in a child process
+(:mod:`light_league.tracking.chart_process`): ``log_payoff`` writes the table and the scalars at
+once and returns; the images are written when they are ready (the newest at the latest in
+``close``). The child uses at most a quarter of one core, so when generations come faster than
+that, only some generations get images (the newest always does).
+``RUN_DIR/tensorboard/charts_written.txt`` lists the generations whose images are on disk, so a
+run resumed after a kill draws the newest finished generation's images again if they were lost.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from tensorboard.compat.proto.summary_pb2 import Summary
 from torch.utils.tensorboard import SummaryWriter
 
+from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
 from light_league.tracking.logger import (
     CONFIG_TAG,
     NASH_MIXTURE_TAG,
@@ -17,7 +28,11 @@ from light_league.tracking.logger import (
     nash_scalars,
     resolved_config_markdown,
 )
-from light_league.tracking.payoff_render import nash_bar_png, payoff_heatmap_png, payoff_markdown
+from light_league.tracking.payoff_render import payoff_markdown
+
+#: the generations whose chart images are written and flushed, one a line (in the log dir)
+CHARTS_WRITTEN_FILE = "charts_written.txt"
+_CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "nash_mixture": NASH_MIXTURE_TAG}
 
 
 class TensorBoardLogger(MetricLogger):
@@ -25,10 +40,17 @@ class TensorBoardLogger(MetricLogger):
 
     ``purge_step`` (set on resume) hides every event at or after that step left by the run that
     was interrupted, so the resumed generations replace them instead of doubling them.
+    ``background_charts`` false draws the images inside ``log_payoff`` (the caller waits).
     """
 
     def __init__(
-        self, log_dir: Path, *, flush_secs: int = 30, max_queue: int = 100, purge_step: int | None = None
+        self,
+        log_dir: Path,
+        *,
+        flush_secs: int = 30,
+        max_queue: int = 100,
+        purge_step: int | None = None,
+        background_charts: bool = True,
     ) -> None:
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -40,6 +62,12 @@ class TensorBoardLogger(MetricLogger):
             flush_secs=flush_secs,
             max_queue=max_queue,
         )
+        self._charts_written = self.log_dir / CHARTS_WRITTEN_FILE
+        self._charts = ChartRenderer(self._write_charts) if background_charts else None
+        if self._charts is not None:
+            self._charts.start()  # its imports overlap the run's start, not its first generations
+        if purge_step:
+            self._redraw_lost_charts(purge_step - 1)
 
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
         for key, value in metrics.items():
@@ -47,10 +75,54 @@ class TensorBoardLogger(MetricLogger):
 
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:
         step = snapshot.generation
-        self._writer.add_image(PAYOFF_HEATMAP_TAG, payoff_heatmap_png(snapshot), step, dataformats="HWC")
         self._writer.add_text(PAYOFF_TABLE_TAG, payoff_markdown(snapshot), step)
-        self._writer.add_image(NASH_MIXTURE_TAG, nash_bar_png(snapshot), step, dataformats="HWC")
         self.log_scalars(nash_scalars(snapshot), step)
+        if self._charts is not None:
+            self._charts.submit(snapshot)
+        else:
+            self._write_charts(draw_charts(snapshot))
+
+    def _write_charts(self, rendered: RenderedCharts) -> None:
+        """Write both images (PNG already encoded) at their generation, flush, note it as written."""
+        writer = self._writer._get_file_writer()  # add_image would decode and encode the PNG again
+        for name, chart in rendered.charts.items():
+            image = Summary.Image(
+                height=chart.height, width=chart.width, colorspace=3, encoded_image_string=chart.png
+            )
+            summary = Summary(value=[Summary.Value(tag=_CHART_TAGS[name], image=image)])
+            writer.add_summary(summary, rendered.generation)
+        writer.flush()
+        with self._charts_written.open("a", encoding="utf-8") as handle:
+            handle.write(f"{rendered.generation}\n")
+
+    def _redraw_lost_charts(self, generation: int) -> None:
+        """On resume: draw ``generation``'s images again if a kill lost them (and its payoff is saved)."""
+        from light_league.errors import CorruptFileError
+        from light_league.tracking.report import load_payoff_snapshot, payoff_path
+
+        written = (
+            self._charts_written.read_text(encoding="utf-8").split() if self._charts_written.exists() else []
+        )
+        run_dir = self.log_dir.parent
+        if str(generation) in written or not payoff_path(run_dir, generation).exists():
+            return
+        try:
+            snapshot = load_payoff_snapshot(run_dir, generation)
+        except (CorruptFileError, OSError):
+            return
+        # Drawn here, once per resume (about 0.2 s, before the first generation): in the background
+        # it would wait for the child's budget, and the next generation's charts would replace it.
+        self._write_charts(draw_charts(snapshot))
+
+    def wait_for_charts(self, timeout_s: float = 300.0) -> bool:
+        """Draw the images of every generation logged so far now and wait for them (tests, tools:
+        the run itself never waits, see the module docstring)."""
+        return True if self._charts is None else self._charts.wait(timeout_s)
+
+    @property
+    def charts(self) -> ChartRenderer | None:
+        """The background chart renderer (None when charts are drawn in ``log_payoff``)."""
+        return self._charts
 
     def log_text(self, tag: str, text: str, step: int) -> None:
         self._writer.add_text(tag, text, step)
@@ -62,4 +134,9 @@ class TensorBoardLogger(MetricLogger):
         self._writer.flush()
 
     def close(self) -> None:
-        self._writer.close()
+        """Wait for the images still being drawn, write them, then close the event file."""
+        try:
+            if self._charts is not None:
+                self._charts.close()
+        finally:
+            self._writer.close()

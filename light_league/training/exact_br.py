@@ -17,6 +17,7 @@ import numpy as np
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.errors import ConfigError
 from light_league.rollout.policies import policy_from_entry
 from light_league.training.component import LearnerComponent, UpdateResult
 
@@ -38,7 +39,12 @@ class ExactBRRunner:
         policy_server: PolicyStore,
         episode_server: EpisodeStore,
         torch_threads: int = 1,
+        device: str = "cpu",
     ) -> None:
+        if device != "cpu":
+            raise ConfigError(
+                f"learner.device={device}: learner.kind=exact_br runs on the CPU only; set learner.device=cpu (or auto)"
+            )
         from light_league.algorithms.game_tree import infostate_table
 
         self.learner_id = learner_id

@@ -2,6 +2,10 @@
 
 ``train_step`` pulls the learner's fresh trajectories from the EpisodeServer, updates, and
 publishes the new weights (a new version) to the PolicyServer.
+
+The learner updates on ``device`` (``learner.device`` as the driver resolved it); what leaves this
+component is on the CPU: the published weights (numpy, once per version: rollout workers act on
+the CPU with them) and ``state_dict`` (checkpoints, and a Ray message to the driver).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.training.component import LearnerComponent, UpdateResult
+from light_league.utils.device import check_device_here, to_cpu
 
 
 class LearnerRunner:
@@ -33,6 +38,7 @@ class LearnerRunner:
         policy_server: PolicyStore,
         episode_server: EpisodeStore,
         torch_threads: int = 1,
+        device: str = "cpu",
     ) -> None:
         import envs
 
@@ -42,8 +48,10 @@ class LearnerRunner:
             torch.set_num_threads(torch_threads)
         spec = envs.make_batched(env_name, 1, **env_options).spec
         self.learner_id = learner_id
-        self.learner = make_learner(kind, spec, config, seed=seed)
-        self._initial = copy.deepcopy(self.learner.state_dict())
+        check_device_here(device)
+        self.device = device
+        self.learner = make_learner(kind, spec, config, seed=seed, device=device)
+        self._initial = to_cpu(copy.deepcopy(self.learner.state_dict()))
         self._policy_server = policy_server
         self._episode_server = episode_server
         self.version = 0
@@ -83,7 +91,11 @@ class LearnerRunner:
         return self.version
 
     def state_dict(self) -> dict[str, Any]:
-        return {"learner": self.learner.state_dict(), "initial": self._initial, "version": self.version}
+        return {
+            "learner": to_cpu(self.learner.state_dict()),
+            "initial": self._initial,
+            "version": self.version,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> int:
         self.learner.load_state_dict(state["learner"])

@@ -18,6 +18,7 @@ from light_league.tracking.backends import build_logger
 from light_league.tracking.board import board_command
 from light_league.tracking.config import LoggingConfig
 from light_league.tracking.logger import PAYOFF_HEATMAP_TAG, PayoffSnapshot
+from light_league.tracking.tensorboard_logger import TensorBoardLogger
 
 GENERATIONS = 14
 
@@ -49,8 +50,10 @@ def _at(generation: int) -> PayoffSnapshot:
 
 def test_board_serves_every_generations_heatmap(tmp_path: Path) -> None:
     logger = build_logger(LoggingConfig(), tmp_path)
+    assert isinstance(logger, TensorBoardLogger)
     for g in range(GENERATIONS):
         logger.log_payoff(_at(g))
+        logger.wait_for_charts()  # every generation's image (a run draws them on a CPU budget)
     logger.close()
     port = _free_port()
     command = board_command(tmp_path, port=port, host="127.0.0.1")

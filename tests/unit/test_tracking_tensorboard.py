@@ -55,10 +55,17 @@ def runner_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
     return out
 
 
-def log_generations(logger: MetricLogger, snapshots: list[PayoffSnapshot]) -> None:
+def log_generations(
+    logger: MetricLogger, snapshots: list[PayoffSnapshot], *, every_image: bool = True
+) -> None:
+    """Log like the runner; ``every_image`` waits for each generation's images (the runner does
+    not: faster generations than the chart budget get images for some generations only)."""
     for snap in snapshots:
         logger.log_payoff(snap)
         logger.log_scalars(runner_scalars(snap), snap.generation)
+        for each in logger.loggers if isinstance(logger, MultiLogger) else [logger]:
+            if every_image and isinstance(each, TensorBoardLogger):
+                assert each.wait_for_charts()
 
 
 def read_events(log_dir: Path) -> EventAccumulator:

@@ -15,6 +15,11 @@ One ``update(batch)``:
    variance of the batch's values.
 
 Deterministic under ``seed``: the seed fixes the initial weights and the shuffling generator.
+
+``device`` (``learner.device``): the policy, the magnet and every batch tensor live there; the
+shuffling generator stays on the CPU (the same permutations on every device), and
+``get_weights`` / ``state_dict`` return CPU values, so what is published or saved never holds a
+device tensor (see :mod:`light_league.utils.device`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from light_league.algorithms.mappo.loss import (
 from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
+from light_league.utils.device import check_device_here, to_cpu
 
 #: version of the ``state_dict`` layout
 STATE_VERSION = 1
@@ -71,7 +77,7 @@ class MAPPOLearner(Learner):
     kind = "mappo"
     Config: ClassVar[type[Section]] = MAPPOConfig
 
-    def __init__(self, spec: EnvSpec, config: MAPPOConfig, *, seed: int) -> None:
+    def __init__(self, spec: EnvSpec, config: MAPPOConfig, *, seed: int, device: str = "cpu") -> None:
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         self.spec = spec
@@ -87,6 +93,9 @@ class MAPPOLearner(Learner):
             seed=seed,
             **config.architecture(),
         )
+        check_device_here(device)  # a one-line error for a device this machine lacks
+        self.device = torch.device(device)
+        self._policy.to(self.device)  # before the optimisers take its parameters
         self._initial_weights = self._policy.get_weights()
         self._magnet = self._new_magnet()
         self.entropy_coef = config.entropy_coef
@@ -145,16 +154,16 @@ class MAPPOLearner(Learner):
     def state_dict(self) -> dict[str, Any]:
         return {
             "version": STATE_VERSION,
-            "weights": {k: v.detach().clone() for k, v in self._policy.state_dict().items()},
+            "weights": {k: v.detach().cpu().clone() for k, v in self._policy.state_dict().items()},
             "initial_weights": {k: torch.from_numpy(v.copy()) for k, v in self._initial_weights.items()},
-            "actor_optim": self._actor_opt.state_dict(),
-            "critic_optim": self._critic_opt.state_dict(),
+            "actor_optim": to_cpu(self._actor_opt.state_dict()),
+            "critic_optim": to_cpu(self._critic_opt.state_dict()),
             "shuffle_rng": self._shuffle.get_state(),
             "num_updates": self.num_updates,
             "samples_seen": self.samples_seen,
             "schedule_step": self._schedule_step,
             "entropy_coef": self.entropy_coef,
-            "magnet": {k: v.detach().clone() for k, v in self._magnet.state_dict().items()},
+            "magnet": {k: v.detach().cpu().clone() for k, v in self._magnet.state_dict().items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -310,7 +319,7 @@ class MAPPOLearner(Learner):
         ok = np.asarray(batch.valid, dtype=bool)
         idx = np.broadcast_to(np.asarray(batch.agent_idx, dtype=np.int64)[None, :], ok.shape)
         values = np.asarray(batch.values, dtype=np.float32)[ok]
-        data = {
+        arrays = {
             "obs": torch.from_numpy(np.ascontiguousarray(batch.obs[ok], dtype=np.float32)),
             "state": torch.from_numpy(np.ascontiguousarray(batch.state[ok], dtype=np.float32)),
             "mask": torch.from_numpy(np.ascontiguousarray(batch.action_mask[ok], dtype=bool)),
@@ -320,8 +329,9 @@ class MAPPOLearner(Learner):
             "advantages": torch.from_numpy(adv[ok]),
             "returns": torch.from_numpy(returns[ok]),
         }
+        data = {k: t.to(self.device) for k, t in arrays.items()}  # one copy each to the device
         with torch.no_grad():
-            data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values))
+            data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
         return data, explained_variance(values, returns[ok])
 
     def _minibatches(self, data: dict[str, torch.Tensor]) -> list[dict[str, torch.Tensor]]:
@@ -333,7 +343,7 @@ class MAPPOLearner(Learner):
         parts = min(self.config.num_mini_batch, num_samples)
         if parts == 1:
             return [data]
-        perm = torch.randperm(num_samples, generator=self._shuffle)
+        perm = torch.randperm(num_samples, generator=self._shuffle).to(self.device)
         return [{k: t[idx] for k, t in data.items()} for idx in torch.tensor_split(perm, parts)]
 
     def _clip_grads(self, params: list[torch.nn.Parameter]) -> float:
@@ -350,7 +360,7 @@ class MAPPOLearner(Learner):
         entropy = categorical_entropy(logp_all).mean()
         p_loss = policy_loss(logp, mb["old_logp"], mb["advantages"], clip=c.clip_param)
         actor_loss = p_loss - self._scheduled_entropy_coef() * entropy
-        magnet_kl = torch.zeros(())
+        magnet_kl = torch.zeros((), device=self.device)
         if c.magnet_coef > 0.0:
             magnet_kl = self._magnet_kl(logp_all, mb)
             actor_loss = actor_loss + c.magnet_coef * magnet_kl

@@ -138,7 +138,14 @@ class MAPPOPolicy(nn.Module):
         self.value_norm = (
             ValueNorm(beta=value_norm_beta, epsilon=value_norm_epsilon) if use_valuenorm else None
         )
-        self._eye = torch.eye(team_size)
+        # a buffer so that .to(device) moves it; not persistent: not part of the weights
+        self._eye: torch.Tensor
+        self.register_buffer("_eye", torch.eye(team_size), persistent=False)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the parameters are (the learner's device; rollouts use CPU copies)."""
+        return self._eye.device
 
     @classmethod
     def from_meta(cls, meta: dict[str, Any], weights: dict[str, np.ndarray] | None = None) -> MAPPOPolicy:
@@ -181,7 +188,7 @@ class MAPPOPolicy(nn.Module):
     def _values_np(self, state: torch.Tensor, idx: torch.Tensor) -> np.ndarray:
         """Critic values in return units as float32 numpy (the affine map done in numpy: cheaper
         than several tiny torch ops per rollout step)."""
-        raw = self.critic_values(state, idx).numpy()
+        raw = self.critic_values(state, idx).cpu().numpy()
         if self.value_norm is None:
             return raw
         mean, std = self.value_norm.mean_std()
@@ -202,18 +209,17 @@ class MAPPOPolicy(nn.Module):
             raise ValueError(
                 f"agent_idx must be (N,) positions in 0..{self.team_size - 1}, got {idx.tolist()}"
             )
-        return torch.from_numpy(arr), torch.from_numpy(idx)
+        return torch.from_numpy(arr).to(self.device), torch.from_numpy(idx).to(self.device)
 
     def _log_probs(self, obs: torch.Tensor, mask: torch.Tensor, idx: torch.Tensor) -> np.ndarray:
         logp = torch.log_softmax(self.masked_logits(obs, mask, idx), dim=-1)
-        return logp.masked_fill(~mask, float("-inf")).numpy()
+        return logp.masked_fill(~mask, float("-inf")).cpu().numpy()
 
-    @staticmethod
-    def _mask(mask: np.ndarray, n: int, num_actions: int) -> torch.Tensor:
+    def _mask(self, mask: np.ndarray, n: int, num_actions: int) -> torch.Tensor:
         m = np.ascontiguousarray(mask, dtype=bool)
         if m.shape != (n, num_actions):
             raise ValueError(f"mask must have shape ({n}, {num_actions}), got {m.shape}")
-        return torch.from_numpy(m)
+        return torch.from_numpy(m).to(self.device)
 
     @torch.no_grad()
     def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:

@@ -1,0 +1,230 @@
+"""Payoff charts drawn in a child process: the caller never waits, nothing logged is lost.
+
+The child is a real process; tests stop it (SIGSTOP) to stand for a chart that takes forever and
+kill it (SIGKILL) to stand for a crash.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from test_payoff_render import synthetic_snapshot
+from test_tracking_tensorboard import STORE_EVERYTHING, TEXT_SUFFIX, log_generations, read_events
+
+from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
+from light_league.tracking.payoff_render import nash_bar_png, payoff_heatmap_png
+from light_league.tracking.report import save_payoff_snapshot
+from light_league.tracking.tensorboard_logger import CHARTS_WRITTEN_FILE, TensorBoardLogger
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs POSIX signals")
+
+
+class Collect:
+    """A ``deliver`` callback that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.got: list[RenderedCharts] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, rendered: RenderedCharts) -> None:
+        with self.lock:
+            self.got.append(rendered)
+
+    @property
+    def generations(self) -> list[int]:
+        with self.lock:
+            return [r.generation for r in self.got]
+
+
+def wait_until(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError("timed out")
+        time.sleep(0.01)
+
+
+def decode(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def test_charts_from_the_child_are_the_charts_drawn_in_process() -> None:
+    snapshot = synthetic_snapshot(4, n=6)
+    collect = Collect()
+    renderer = ChartRenderer(collect, startup_cpu_s=0.0)
+    renderer.submit(snapshot)
+    assert renderer.close()
+    assert not renderer.in_process and collect.generations == [4]
+    charts = collect.got[0].charts
+    np.testing.assert_array_equal(decode(charts["payoff_heatmap"].png), payoff_heatmap_png(snapshot))
+    np.testing.assert_array_equal(decode(charts["nash_mixture"].png), nash_bar_png(snapshot))
+    heatmap = charts["payoff_heatmap"]
+    assert (heatmap.height, heatmap.width) == payoff_heatmap_png(snapshot).shape[:2]
+
+
+def test_submit_returns_while_the_child_is_stuck_and_only_the_newest_waits() -> None:
+    collect = Collect()
+    renderer = ChartRenderer(collect, max_pending=2, startup_cpu_s=0.0)
+    renderer.submit(synthetic_snapshot(0))
+    pid = renderer.child_pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # every chart from now on takes "forever"
+    try:
+        started = time.monotonic()
+        for g in range(1, 10):
+            renderer.submit(synthetic_snapshot(g))
+        submit_s = time.monotonic() - started
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert submit_s < 2.0, f"9 submits to a stopped child took {submit_s:.2f} s"
+    assert renderer.close()
+    delivered, dropped = collect.generations, renderer.dropped
+    assert delivered == sorted(delivered) and delivered[-1] == 9  # in order; the newest drawn
+    assert sorted(delivered + dropped) == list(range(10))
+    assert len(delivered) <= 2 + 1 + 1  # two with the child, the newest waiting (+ 0 if answered)
+    assert renderer.failed == [] and renderer.drawn == len(delivered)
+
+
+def test_the_child_rests_to_stay_within_its_cpu_budget() -> None:
+    """While the child is over its budget, snapshots wait and only the newest is drawn (at close)."""
+    collect = Collect()
+    renderer = ChartRenderer(collect, busy_fraction=0.01, startup_cpu_s=0.0)  # 1% of a core
+    renderer.submit(synthetic_snapshot(0))
+    assert renderer.wait() and collect.generations == [0]  # wait() draws at once, budget or not
+    for g in range(1, 6):
+        renderer.submit(synthetic_snapshot(g))
+    time.sleep(1.0)
+    assert collect.generations == [0] and renderer.dropped == [1, 2, 3, 4]
+    assert renderer.close() and collect.generations == [0, 5]
+
+
+def test_a_killed_child_is_replaced_and_the_newest_chart_is_drawn() -> None:
+    collect = Collect()
+    renderer = ChartRenderer(collect, startup_cpu_s=0.0)
+    renderer.submit(synthetic_snapshot(0))
+    first = renderer.child_pid
+    assert first is not None
+    os.kill(first, signal.SIGSTOP)
+    renderer.submit(synthetic_snapshot(1))
+    os.kill(first, signal.SIGKILL)  # a crash with generation 0 (maybe) and 1 unanswered
+    wait_until(lambda: renderer.child_pid is None)
+    renderer.submit(synthetic_snapshot(2))
+    assert renderer.close()
+    assert renderer.child_pid is None and not renderer.in_process
+    assert collect.generations[-1] == 2
+    assert sorted(collect.generations + renderer.dropped) == [0, 1, 2]
+
+
+def test_close_draws_what_waits_without_resting() -> None:
+    collect = Collect()
+    renderer = ChartRenderer(collect, busy_fraction=0.01, startup_cpu_s=0.0)  # rests ~100 x its CPU time
+    renderer.submit(synthetic_snapshot(0))
+    assert renderer.wait()
+    renderer.submit(synthetic_snapshot(1))
+    started = time.monotonic()
+    assert renderer.close()
+    assert collect.generations == [0, 1] and time.monotonic() - started < 30
+
+
+def test_charts_are_drawn_in_process_when_no_child_can_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    collect = Collect()
+    renderer = ChartRenderer(collect, startup_cpu_s=0.0)
+    renderer.submit(synthetic_snapshot(0))
+    assert renderer.in_process and collect.generations == [0]
+    renderer.submit(synthetic_snapshot(1))
+    assert renderer.close() and collect.generations == [0, 1]
+
+
+def test_close_gives_up_on_a_stuck_child_after_its_timeout() -> None:
+    collect = Collect()
+    renderer = ChartRenderer(collect, startup_cpu_s=0.0)
+    renderer.submit(synthetic_snapshot(0))
+    pid = renderer.child_pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    renderer.submit(synthetic_snapshot(1))
+    started = time.monotonic()
+    assert not renderer.close(timeout_s=0.5)
+    assert time.monotonic() - started < 5.0
+    assert 1 in renderer.failed
+    with pytest.raises(ProcessLookupError):  # close killed it
+        os.kill(pid, 0)
+
+
+def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
+    """A kill while the images are being drawn loses no generation's scalars or table."""
+    logger = TensorBoardLogger(tmp_path / "tensorboard")
+    snapshots = [synthetic_snapshot(g) for g in range(4)]
+    for snapshot in snapshots:
+        save_payoff_snapshot(tmp_path, snapshot)  # as the runner does before logging
+    log_generations(logger, snapshots[:1])
+    charts = logger.charts
+    assert charts is not None and charts.child_pid is not None
+    pid = charts.child_pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        log_generations(logger, snapshots[1:], every_image=False)
+        logger.flush()  # what the runner does at the end of every generation
+        acc = read_events(tmp_path / "tensorboard")
+        assert [e.step for e in acc.Scalars("league/nash_entropy")] == [0, 1, 2, 3]
+        assert [e.step for e in acc.Tensors("league/payoff_table" + TEXT_SUFFIX)] == [0, 1, 2, 3]
+        assert [e.step for e in acc.Scalars(f"nash/{snapshots[3].agent_ids[-1]}")] == [3]
+        drawn = acc.Tags()["images"] and [e.step for e in acc.Images("league/payoff_heatmap")]
+        assert not drawn or 3 not in drawn
+    finally:
+        os.kill(pid, signal.SIGKILL)  # the "kill": no close, the child's work is lost
+    logger._writer.close()
+    written_file = tmp_path / "tensorboard" / CHARTS_WRITTEN_FILE
+    assert "3" not in (written_file.read_text().split() if written_file.exists() else [])
+    # A resume at generation 4 draws generation 3's images again (they were lost with the child).
+    resumed = TensorBoardLogger(tmp_path / "tensorboard", purge_step=4)
+    resumed.close()
+    acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance=STORE_EVERYTHING)
+    acc.Reload()
+    assert 3 in [e.step for e in acc.Images("league/payoff_heatmap")]
+    assert 3 in [e.step for e in acc.Images("league/nash_mixture")]
+
+
+def test_resume_draws_nothing_again_when_the_images_were_written(tmp_path: Path) -> None:
+    logger = TensorBoardLogger(tmp_path / "tensorboard")
+    log_generations(logger, [synthetic_snapshot(0), synthetic_snapshot(1)])
+    logger.close()
+    resumed = TensorBoardLogger(tmp_path / "tensorboard", purge_step=2)
+    resumed.close()
+    acc = read_events(tmp_path / "tensorboard")
+    assert [e.step for e in acc.Images("league/payoff_heatmap")] == [0, 1]
+
+
+def test_the_child_starts_once_the_budget_affords_its_start() -> None:
+    collect = Collect()
+    renderer = ChartRenderer(collect, busy_fraction=0.25, startup_cpu_s=0.5)  # 2 s after creation
+    renderer.start()
+    renderer.submit(synthetic_snapshot(0))
+    assert renderer.child_pid is None
+    wait_until(lambda: renderer.child_pid is not None, timeout=30)
+    wait_until(lambda: collect.generations == [0], timeout=60)  # drawn without wait() or close()
+    assert renderer.close()
+
+
+def test_wait_starts_the_child_at_once() -> None:
+    collect = Collect()
+    renderer = ChartRenderer(collect, startup_cpu_s=100.0)  # would start after 400 s
+    renderer.submit(synthetic_snapshot(0))
+    assert renderer.wait() and collect.generations == [0]
+    assert renderer.close()
+
+
+def test_draw_charts_in_process_gives_both_images() -> None:
+    rendered = draw_charts(synthetic_snapshot(2, n=3))
+    assert rendered.generation == 2 and set(rendered.charts) == {"payoff_heatmap", "nash_mixture"}
