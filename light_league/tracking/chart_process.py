@@ -12,13 +12,13 @@ Bounded cost: the charts' CPU time (the child's, imports included) stays within 
 (0.25) of the wall time since the renderer was created: at most a quarter of one core, at a lower
 priority. The child starts once the run can afford its start (``STARTUP_CPU_S``, about 0.6 s of
 CPU for Python, matplotlib and a first drawing: so about 2.4 s after the logger is built), draws
-one snapshot at a time, and rests while it is over the budget. A snapshot that arrives meanwhile waits; a newer one replaces it (latest wins). So
-when generations come faster than the charts, some generations get no images; every
-generation's payoff table and scalars are written all the same, ``payoff/gen_XXXX.json`` is on
-disk, and ``python main.py report`` draws any generation. The newest snapshot is always drawn:
-:meth:`ChartRenderer.close` (run end) and :meth:`ChartRenderer.wait` send what waits at once and
-wait for it. If the child cannot be started or dies more than three times, the charts are drawn in
-the calling thread (the old, synchronous way) and one warning says so.
+one snapshot at a time, and rests while it is over the budget. Snapshots that arrive meanwhile
+wait, in order: every generation's charts are drawn, later than the generation when generations
+come faster than the budget allows. :meth:`ChartRenderer.close` (run end) and
+:meth:`ChartRenderer.wait` send everything that waits at once (no rest) and wait for it, so a
+run that ends has the images of all its generations. If the child cannot be started or dies
+more than three times, the charts are drawn in the calling thread (the old, synchronous way) and
+one warning says so.
 
 Frames on both pipes: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. A request
 is ``PayoffSnapshot.to_json()``; a reply is ``{"generation": g, "charts": {name: {"png": base64,
@@ -149,7 +149,7 @@ class ChartRenderer:
     ``deliver`` runs on the renderer's reader thread (or, after the fallback, in the caller's);
     it must be safe to call while the main thread logs (TensorBoard's writer is). See the module
     docstring for the budget (``busy_fraction``); at most ``max_pending`` snapshots are with the
-    child and one (the newest) waits.
+    child, the others wait in order.
     """
 
     def __init__(
@@ -189,8 +189,6 @@ class ChartRenderer:
         self._closed = False
         self.drawn = 0
         """Snapshots whose charts were delivered."""
-        self.dropped: list[int] = []
-        """Generations whose charts were skipped because a newer snapshot replaced them."""
         self.failed: list[int] = []
         """Generations whose charts could not be drawn (a warning says why)."""
 
@@ -216,8 +214,6 @@ class ChartRenderer:
         with self._lock:
             self._queue.append(snapshot)
             self._pump()
-            while len(self._queue) > 1 and not self._in_process:  # the newest waits
-                self.dropped.append(self._queue.popleft().generation)
             leftover = self._take_leftover()
         self._draw_here(leftover)
 
@@ -270,9 +266,9 @@ class ChartRenderer:
 
     # ------------------------------------------------------------------ under self._lock
     def _pump(self) -> None:
-        """Send while fewer than ``max_pending`` snapshots are with the child: the newest one
-        (older waiting ones are skipped) when the child has rested, everything in order when the
-        caller hurries (``wait``, ``close``); else arm a timer for the end of the rest."""
+        """Send while fewer than ``max_pending`` snapshots are with the child, oldest first: one
+        when the child has rested, everything when the caller hurries (``wait``, ``close``); else
+        arm a timer for the end of the rest."""
         if self._reader is None and not self._in_process:  # no child: start one when affordable
             start_at = self._origin + (self._cpu_before + self._startup_cpu_s) / self._busy_fraction
             wait = start_at - time.monotonic()
@@ -288,9 +284,6 @@ class ChartRenderer:
             if rest > 0 and not self._hurry:
                 self._arm_timer(rest)
                 return
-            if not self._hurry:
-                while len(self._queue) > 1:
-                    self.dropped.append(self._queue.popleft().generation)
             snapshot = self._queue.popleft()
             assert self._proc is not None and self._proc.stdin is not None
             try:

@@ -2,11 +2,12 @@
 
 The payoff heatmap and the Nash bar chart are drawn in a child process
 (:mod:`light_league.tracking.chart_process`): ``log_payoff`` writes the table and the scalars at
-once and returns; the images are written when they are ready (the newest at the latest in
-``close``). The child uses at most a quarter of one core, so when generations come faster than
-that, only some generations get images (the newest always does).
+once and returns; the images are written when they are ready (every generation's, at the latest
+in ``close``). The child uses at most a quarter of one core, so when generations come faster than
+that, their images follow later and run end draws the rest at full speed.
 ``RUN_DIR/tensorboard/charts_written.txt`` lists the generations whose images are on disk, so a
-run resumed after a kill draws the newest finished generation's images again if they were lost.
+run resumed after a kill draws every finished generation's images that were lost (from
+``payoff/gen_XXXX.json``).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class TensorBoardLogger(MetricLogger):
         if self._charts is not None:
             self._charts.start()  # its imports overlap the run's start, not its first generations
         if purge_step:
-            self._redraw_lost_charts(purge_step - 1)
+            self._redraw_lost_charts(purge_step)
 
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
         for key, value in metrics.items():
@@ -95,24 +96,29 @@ class TensorBoardLogger(MetricLogger):
         with self._charts_written.open("a", encoding="utf-8") as handle:
             handle.write(f"{rendered.generation}\n")
 
-    def _redraw_lost_charts(self, generation: int) -> None:
-        """On resume: draw ``generation``'s images again if a kill lost them (and its payoff is saved)."""
+    def _redraw_lost_charts(self, resumed_at: int) -> None:
+        """On resume: draw again the images of every generation before ``resumed_at`` that a kill
+        lost (those whose payoff file is saved), oldest first, in the background."""
         from light_league.errors import CorruptFileError
         from light_league.tracking.report import load_payoff_snapshot, payoff_path
 
         written = (
-            self._charts_written.read_text(encoding="utf-8").split() if self._charts_written.exists() else []
+            set(self._charts_written.read_text(encoding="utf-8").split())
+            if self._charts_written.exists()
+            else set()
         )
         run_dir = self.log_dir.parent
-        if str(generation) in written or not payoff_path(run_dir, generation).exists():
-            return
-        try:
-            snapshot = load_payoff_snapshot(run_dir, generation)
-        except (CorruptFileError, OSError):
-            return
-        # Drawn here, once per resume (about 0.2 s, before the first generation): in the background
-        # it would wait for the child's budget, and the next generation's charts would replace it.
-        self._write_charts(draw_charts(snapshot))
+        for generation in range(resumed_at):
+            if str(generation) in written or not payoff_path(run_dir, generation).exists():
+                continue
+            try:
+                snapshot = load_payoff_snapshot(run_dir, generation)
+            except (CorruptFileError, OSError):
+                continue
+            if self._charts is not None:
+                self._charts.submit(snapshot)
+            else:
+                self._write_charts(draw_charts(snapshot))
 
     def wait_for_charts(self, timeout_s: float = 300.0) -> bool:
         """Draw the images of every generation logged so far now and wait for them (tests, tools:

@@ -46,13 +46,12 @@ def accumulator(run_dir: Path) -> EventAccumulator:
     return acc
 
 
-def test_payoff_text_per_generation_matching_the_match_log_and_the_newest_image(run_dir: Path) -> None:
+def test_payoff_text_and_images_per_generation_matching_the_match_log(run_dir: Path) -> None:
     acc = accumulator(run_dir)
     images = acc.Images(PAYOFF_HEATMAP_TAG)
     texts = acc.Tensors(f"{PAYOFF_TABLE_TAG}/text_summary")
-    # images are drawn in the background on a CPU budget: a sample of generations, the newest always
-    steps = [e.step for e in images]
-    assert steps == sorted(set(steps)) and set(steps) <= {0, 1, 2} and steps[-1] == 2
+    # images are drawn in the background on a CPU budget; by the run's end, every generation's
+    assert sorted(e.step for e in images) == [0, 1, 2]
     assert [e.step for e in texts] == [0, 1, 2]
     matches = MatchDatabase(db_path=str(run_dir / "matches.jsonl"))
     for event in texts:

@@ -59,7 +59,7 @@ def log_generations(
     logger: MetricLogger, snapshots: list[PayoffSnapshot], *, every_image: bool = True
 ) -> None:
     """Log like the runner; ``every_image`` waits for each generation's images (the runner does
-    not: faster generations than the chart budget get images for some generations only)."""
+    not: when generations come faster than the chart budget their images follow later)."""
     for snap in snapshots:
         logger.log_payoff(snap)
         logger.log_scalars(runner_scalars(snap), snap.generation)
