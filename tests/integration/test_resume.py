@@ -60,9 +60,11 @@ def wait_for(predicate, proc: subprocess.Popen[bytes], timeout: float = 240.0) -
 
 def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    proc = start(run_dir)
-    killed_in = 2
-    # kill once generation 2 has written records but before it completes
+    # Generation 3 is the first with several members, so its evaluation (30,000 games per pair,
+    # seconds of play) holds it open after its training records are written: the kill lands there.
+    proc = start(run_dir, "evaluation.episodes_per_pair=30000")
+    killed_in = 3
+    # kill once generation 3 has written records but before it completes
     wait_for(
         lambda: (
             any(r.get("generation") == killed_in for r in read_jsonl(run_dir / "matches.jsonl")[-50:])
@@ -73,7 +75,7 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> Non
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before_gens = (run_dir / "generations.jsonl").read_text().splitlines()
-    assert len(before_gens) == killed_in, "the kill must land inside generation 2"
+    assert len(before_gens) == killed_in, f"the kill must land inside generation {killed_in}"
     before_matches = [r for r in read_jsonl(run_dir / "matches.jsonl") if r["generation"] < killed_in]
     partial = [r for r in read_jsonl(run_dir / "matches.jsonl") if r["generation"] >= killed_in]
     assert partial, "the killed generation had written records (the test must exercise the cleanup)"
@@ -103,7 +105,8 @@ def test_sigkill_inside_generation_zero_then_resume_runs_from_the_initial_checkp
     """Killed after the bootstrap checkpoint (``checkpoint/initial``) but before generation 0 ends:
     the resume continues from that checkpoint and finishes the budget."""
     run_dir = tmp_path / "run"
-    proc = start(run_dir, "stop.max_generations=1")
+    # enough training steps that generation 0 lasts a second or two after the bootstrap checkpoint
+    proc = start(run_dir, "stop.max_generations=1", "scheduler.steps_per_generation=20000")
     latest = run_dir / "checkpoint" / "latest.json"
     wait_for(lambda: latest.exists() and '"initial"' in latest.read_text(), proc)
     os.kill(proc.pid, signal.SIGKILL)
