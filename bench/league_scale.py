@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import psutil
 from bench_output import recorded
+from population_rollout import grow as freeze_round_robin
 
 from light_league.config import load_config
 from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
@@ -192,14 +193,7 @@ def build_runner(root: Path, seed: int) -> tuple[Runner, SyntheticGames]:
 
 def grow(runner: Runner, size: int) -> None:
     """Freeze learners round-robin until the population has ``size`` members, then evaluate all pairs."""
-    learners = list(runner.agents.learners())
-    k = 0
-    while len(runner.agents.member_ids()) < size:
-        lid = learners[k % len(learners)]
-        member = runner.agents.next_member_id(lid)
-        runner.executor.call(runner.policy_server, "freeze", lid, member)
-        runner.agents.add_snapshot(lid, str(runner.run_dir.policies / member))
-        k += 1
+    freeze_round_robin(runner, size)
     per_pair = runner.evaluation.episodes_per_pair
     runner.evaluation.episodes_per_pair = GROW_GAMES_PER_PAIR
     runner.evaluation.run(runner.agents)

@@ -89,7 +89,8 @@ def per_policy_path(runner: Runner) -> Iterator[None]:
 
 
 def grow(runner: Runner, size: int) -> None:
-    """Freeze the learners round-robin until the population has ``size`` members."""
+    """Freeze the learners round-robin until the population has ``size`` members (also used by
+    ``bench/league_scale.py``)."""
     learners = list(runner.agents.learners())
     k = 0
     while len(runner.agents.member_ids()) < size:
