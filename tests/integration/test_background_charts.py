@@ -92,7 +92,7 @@ def test_a_kill_while_charts_are_drawn_loses_no_logged_generation(tmp_path: Path
             "--run-dir",
             str(run_dir),
             "--quiet",
-            "stop.max_generations=40",
+            "stop.max_generations=400",  # the run must outlast the chart child's start (~2.4 s)
             "stop.target_nash_conv=null",
         ],
         cwd=ROOT,
