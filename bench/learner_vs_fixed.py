@@ -59,6 +59,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "mb4": {"num_mini_batch": 4, "ppo_epoch": 5},
     "128x2": {"hidden_size": 128, "layer_N": 2},
     "mb4_128x2": {"num_mini_batch": 4, "ppo_epoch": 5, "hidden_size": 128, "layer_N": 2},
+    "mb8_ep4": {"num_mini_batch": 8, "ppo_epoch": 4},
+    "mb4_lr2e-4": {"num_mini_batch": 4, "ppo_epoch": 5, "lr": 2e-4},
+    "mb4_ent02": {"num_mini_batch": 4, "ppo_epoch": 5, "entropy_coef": 0.02},
+    "mb4_g995": {"num_mini_batch": 4, "ppo_epoch": 5, "gamma": 0.995, "gae_lambda": 0.98},
+    "mb4_clip01": {"num_mini_batch": 4, "ppo_epoch": 5, "clip_param": 0.1},
 }
 ACTIONS = ("hold", "adv", "wdr", "turnL", "turnR", "stepL", "stepR", "fire")
 

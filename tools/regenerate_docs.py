@@ -450,6 +450,12 @@ FIGURES = (
     Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
     Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),
     Figure("tuning_battalion_league", "tuning.md", "tuning/battalion_league_variants.txt", render_bench_text),
+    Figure(
+        "tuning_battalion_screen_s0", "tuning.md", "tuning/battalion_direct_screen_s0.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_battalion_screen_s2", "tuning.md", "tuning/battalion_direct_screen_s2.txt", render_bench_text
+    ),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
     Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),
     Figure("league_leduc_run_quickstart", "quickstart.md", "league_leduc_run", render_league_leduc_duration),
