@@ -484,6 +484,12 @@ FIGURES = (
     Figure(
         "exploitability_league_leduc", "benchmarks.md", "exploitability/league_leduc.txt", render_bench_text
     ),
+    Figure(
+        "exploitability_league_leduc_solvers",
+        "benchmarks.md",
+        "exploitability/league_leduc_solvers.txt",
+        render_bench_text,
+    ),
     Figure("resume_long_run", "benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
     Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
     Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
