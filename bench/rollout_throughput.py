@@ -257,6 +257,7 @@ def main() -> None:
             f"{'in-worker':>9}"
         )
         ray_executor: Executor | None = None
+        ratios: dict[tuple[str, str], float] = {}
         try:
             for case in CASES:
                 for backend, workers in backends:
@@ -266,6 +267,7 @@ def main() -> None:
                     assert executor is not None
                     m = measure(case, executor, workers, sizes)
                     label = f"{backend} x{workers}"
+                    ratios[case.label, label] = m.ratio
                     print(
                         f"{case.label:<31} {label:<10} {m.framework:>17,.0f} {m.raw:>12,.0f} "
                         f"{m.ratio:>6.2f} {m.in_worker:>9.0%}"
@@ -273,6 +275,13 @@ def main() -> None:
         finally:
             if ray_executor is not None:
                 ray_executor.shutdown()
+        if len(backends) == 3:
+            # each row's framework / raw pairs its slices with the same raw loop under the same
+            # load, so these quotients compare the backends even if the load moved between rows
+            print(f"\n{'config':<31} {'ray x1 / local':>14} {'ray x2 / ray x1':>15}")
+            for case in CASES:
+                local, ray1, ray2 = (ratios[case.label, b] for b in ("local x1", "ray x1", "ray x2"))
+                print(f"{case.label:<31} {ray1 / local:>14.2f} {ray2 / ray1:>15.2f}")
         if args.profile:
             for case in CASES:
                 print(f"\ncProfile, local framework path, {case.label} (top entries by own time):")

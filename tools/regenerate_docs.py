@@ -417,6 +417,18 @@ def render_rollout_throughput(data: Path) -> str:
         )
         inside = [share for v in ray.values() for _, share in v]
         parts.append(f"Ray, framework / raw: {spans}; `in-worker` {_span(inside, '{:.0f}')}%.")
+    backends = [
+        (float(m[1]), float(m[2]))
+        for line in _bench_lines(data)
+        if (m := re.match(r"^.+?\s+([\d.]+)\s+([\d.]+)$", line.strip())) and " x" not in line
+    ]
+    if backends:
+        one = [a for a, _ in backends]
+        two = [b for _, b in backends]
+        parts.append(
+            f"Targets, Ray x1 at least 0.85 of the local backend: {_met(min(one) >= 0.85)} ({_span(one)}); "
+            f"Ray x2 at least 1.3 times Ray x1: {_met(min(two) >= 1.3)} ({_span(two)})."
+        )
     return render_bench_text(data) + "\n\n" + " ".join(parts)
 
 

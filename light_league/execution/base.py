@@ -44,6 +44,19 @@ class Future(ABC):
         """The call's value; raises :class:`WorkerDied` when the component died."""
 
 
+class Done(Future):
+    """A future whose call has already run (in-process backends)."""
+
+    def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
+        self._value = value
+        self._error = error
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 T = TypeVar("T")
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -57,6 +70,21 @@ class TypedFuture(Generic[R]):
 
     def result(self) -> R:
         return cast(R, self.future.result())
+
+
+def start_call(method: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> TypedFuture[R]:
+    """Start a call of a client's ``method`` and return without waiting for it to finish.
+
+    A client of another process (Ray) sends the call and returns at once; the future can travel
+    in a message to a third component, which waits on it there (a rollout worker sends its
+    trajectories to the EpisodeServer and the driver waits for them to have arrived before a
+    learner pulls). Awaited there, a lost callee raises :class:`ComponentLost` and a lost caller
+    :class:`WorkerDied`. An in-process client's method runs now.
+    """
+    start = getattr(method, "start", None)
+    if start is not None:
+        return TypedFuture(start(*args, **kwargs))
+    return TypedFuture(Done(method(*args, **kwargs)))
 
 
 class Executor(ABC):

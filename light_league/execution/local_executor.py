@@ -7,18 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from light_league.execution.base import Executor, Future, Handle
-
-
-class _Done(Future):
-    def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
-        self._value = value
-        self._error = error
-
-    def result(self) -> Any:
-        if self._error is not None:
-            raise self._error
-        return self._value
+from light_league.execution.base import Done, Executor, Future, Handle
 
 
 class LocalExecutor(Executor):
@@ -37,7 +26,7 @@ class LocalExecutor(Executor):
         return Handle(name, cls(*args, **kwargs), cls, args, kwargs, restartable, cpus)
 
     def submit(self, handle: Handle, method: str, *args: Any, **kwargs: Any) -> Future:
-        return _Done(getattr(handle.target, method)(*args, **kwargs))
+        return Done(getattr(handle.target, method)(*args, **kwargs))
 
     def client(self, handle: Handle) -> Any:
         return handle.target

@@ -38,6 +38,7 @@ from ray.exceptions import (
     AuthenticationError,
     GetTimeoutError,
     ObjectLostError,
+    OwnerDiedError,
     RayActorError,
     RayTaskError,
 )
@@ -128,8 +129,27 @@ class _RayFuture(Future):
         return _get(self.ref, self.name)
 
 
+class _Receipt(Future):
+    """A client call started by one component and awaited by another (see ``start_call``)."""
+
+    def __init__(self, ref: Any, callee: str) -> None:
+        self.ref = ref
+        self.callee = callee
+
+    def result(self) -> Any:
+        try:
+            return _get(self.ref, self.callee)
+        except WorkerDied as exc:
+            if isinstance(exc.__cause__, OwnerDiedError):  # the component that sent the call died
+                raise WorkerDied(
+                    f"the sender of a call to {self.callee} died ({exc.__cause__.__class__.__name__})"
+                ) from exc
+            raise ComponentLost(f"a call to {self.callee} was lost: {exc}") from exc
+
+
 class RayClient:
-    """Synchronous, picklable proxy of an actor: ``client.method(x)`` = ``ray.get(actor.method.remote(x))``."""
+    """Synchronous, picklable proxy of an actor: ``client.method(x)`` = ``ray.get(actor.method.remote(x))``;
+    ``client.method.start(x)`` sends the call and returns a future at once (``start_call``)."""
 
     def __init__(self, actor: Any, name: str) -> None:
         self._actor = actor
@@ -143,6 +163,14 @@ class RayClient:
         def call(*args: Any, **kwargs: Any) -> Any:
             return _get(remote.remote(*args, **kwargs), self._name)
 
+        def start(*args: Any, **kwargs: Any) -> Future:
+            try:
+                ref = remote.remote(*args, **kwargs)
+            except _DEAD as exc:
+                _raise_lost(self._name, exc)
+            return _Receipt(ref, self._name)
+
+        call.start = start  # type: ignore[attr-defined]
         return call
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from envs.base import BatchedEnv, BatchStep
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.data_buffer.episode import SampleBatch
 from light_league.rollout.policy_bank import policy_log_probs
-from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult
+from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult, pack_results, unpack_results
 
 __all__ = [
     "BEHAVIOUR_SAMPLES",
@@ -52,6 +53,12 @@ class EvaluationResult:
     results: list[MatchResult]
     env_steps: int
     behaviour: dict[str, Behaviour]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "results": pack_results(self.results)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, results=unpack_results(state["results"]))
 
 
 def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -63,15 +63,23 @@ class RolloutManager:
     def num_workers(self) -> int:
         return len(self.workers)
 
-    def _on_all(self, calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> list[Any]:
+    def _on_all(
+        self,
+        calls: list[tuple[Callable[..., Any], tuple[Any, ...]]],
+        settle: Callable[[Any], None] | None = None,
+    ) -> list[Any]:
         """Run ``calls[i]`` (a RolloutWorker method, its arguments) on worker ``i`` concurrently;
-        redo the call of any worker that dies."""
+        redo the call of any worker that dies. ``settle(result)`` waits for what a call left
+        under way (a worker that dies meanwhile has its call redone too)."""
         futures = [self.executor.submit(w, m.__name__, *a) for w, (m, a) in zip(self.workers, calls)]
         results: list[Any] = []
         for i, fut in enumerate(futures):
             while True:
                 try:
-                    results.append(fut.result())
+                    result = fut.result()
+                    if settle is not None:
+                        settle(result)
+                    results.append(result)
                     break
                 except WorkerDied as exc:
                     fut = self._replace(i, exc, calls[i])
@@ -96,7 +104,7 @@ class RolloutManager:
 
     def collect(self, requests: list[RolloutRequest]) -> list[RolloutReport]:
         """Every worker plays every request once; reports are merged per learner."""
-        per_worker = self._on_all([(RolloutWorker.run, (requests,))] * self.num_workers)
+        per_worker = self._on_all([(RolloutWorker.run, (requests,))] * self.num_workers, _pushed)
         merged: dict[str, RolloutReport] = {r.learner_id: RolloutReport(r.learner_id) for r in requests}
         for reports in per_worker:
             for rep in reports:
@@ -132,3 +140,10 @@ class RolloutManager:
         if progress is not None:
             progress(len(results))
         return EvaluationResult(results, steps, behaviour)
+
+
+def _pushed(reports: list[RolloutReport]) -> None:
+    """Wait until the trajectories of ``reports`` are in the EpisodeServer (a learner pulls next)."""
+    for rep in reports:
+        if rep.pushed is not None:
+            rep.pushed.result()

@@ -13,15 +13,17 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from light_league.algorithms.base import Policy, TrainablePolicy
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.execution.base import TypedFuture, start_call
 from light_league.rollout.episode import EpisodeLoop, EvaluationResult, MatchResult
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.policy_bank import BankedPolicy, build_banks
 from light_league.seeding import EVALUATION_STREAM, derive_seed
+from light_league.types import pack_results, unpack_results
 
 
 @dataclass
@@ -42,6 +44,14 @@ class RolloutReport:
     env_steps: int = 0
     samples: int = 0
     seconds: float = 0.0
+    #: the push of the trajectories to the EpisodeServer, under way (the driver waits for it)
+    pushed: TypedFuture[None] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "results": pack_results(self.results)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, results=unpack_results(state["results"]))
 
 
 class RolloutWorker:
@@ -155,9 +165,16 @@ class RolloutWorker:
             policy_version=req.learner_version,
             generation=req.generation,
         )
-        self._episode_server.push(req.learner_id, res.batch)
+        # sent without waiting: the driver waits for it (RolloutManager.collect) while this
+        # worker's report travels, before any learner pulls
+        pushed = start_call(self._episode_server.push, req.learner_id, res.batch)
         return RolloutReport(
-            req.learner_id, res.results, res.env_steps, res.batch.num_samples, time.perf_counter() - start
+            req.learner_id,
+            res.results,
+            res.env_steps,
+            res.batch.num_samples,
+            time.perf_counter() - start,
+            pushed,
         )
 
     def evaluate(self, pairings: list[tuple[str, str, int]]) -> EvaluationResult:

@@ -2,19 +2,25 @@
 
 Files go under ``RUN_DIR/wandb/``. Every logged row carries the step under the key
 ``generation``, declared as the x axis of every other key, so rows may arrive in any order
-(a resumed run re-logs earlier generations).
+(a resumed run re-logs earlier generations, and the payoff heatmap and Nash bar chart of a
+generation come in a later row: they are drawn in the background, as for TensorBoard, see
+:mod:`light_league.tracking.chart_process`, and logged from the caller's thread at its next
+logging call; ``close`` waits for the last ones).
 """
 
 from __future__ import annotations
 
 import html
 import importlib
+import io
 import math
+import queue
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from light_league.errors import ConfigError
+from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
 from light_league.tracking.config import WandbConfig
 from light_league.tracking.logger import (
     CONFIG_TAG,
@@ -26,7 +32,6 @@ from light_league.tracking.logger import (
     nash_scalars,
     resolved_config_markdown,
 )
-from light_league.tracking.payoff_render import nash_bar_png, payoff_heatmap_png
 from light_league.utils.atomic import atomic_write_text
 
 STEP_KEY = "generation"
@@ -46,7 +51,9 @@ def _import_wandb() -> ModuleType:
 class WandbLogger(MetricLogger):
     """One W&B run per run directory; a resumed run continues the same W&B run id."""
 
-    def __init__(self, config: WandbConfig, run_dir: Path, *, resume: bool = False) -> None:
+    def __init__(
+        self, config: WandbConfig, run_dir: Path, *, resume: bool = False, background_charts: bool = True
+    ) -> None:
         if config.mode == "disabled":
             raise ConfigError("WandbLogger built with logging.wandb.mode=disabled; use NullLogger instead")
         self._wandb = _import_wandb()
@@ -67,6 +74,39 @@ class WandbLogger(MetricLogger):
         atomic_write_text(id_file, str(self._run.id) + "\n")
         self._run.define_metric(STEP_KEY)
         self._run.define_metric("*", step_metric=STEP_KEY)
+        #: charts drawn by the renderer's reader thread, logged by the caller's thread
+        self._drawn: queue.SimpleQueue[RenderedCharts] = queue.SimpleQueue()
+        self._charts = ChartRenderer(self._drawn.put) if background_charts else None
+        if self._charts is not None:
+            self._charts.start()
+
+    @property
+    def charts(self) -> ChartRenderer | None:
+        """The background chart renderer (None when charts are drawn in ``log_payoff``)."""
+        return self._charts
+
+    def _log_drawn(self) -> None:
+        """Log the charts drawn since the last call, each at its own generation."""
+        from PIL import Image
+
+        while True:
+            try:
+                rendered = self._drawn.get_nowait()
+            except queue.Empty:
+                return
+            caption = f"generation {rendered.generation}"
+            images = {
+                _CHART_TAGS[name]: self._wandb.Image(Image.open(io.BytesIO(chart.png)), caption=caption)
+                for name, chart in rendered.charts.items()
+            }
+            self._run.log({**images, STEP_KEY: rendered.generation})
+
+    def wait_for_charts(self, timeout_s: float = 300.0) -> bool:
+        """Draw the charts of every generation logged so far now, wait for them and log them
+        (tests, tools: the run itself never waits)."""
+        done = True if self._charts is None else self._charts.wait(timeout_s)
+        self._log_drawn()
+        return done
 
     @property
     def run_path(self) -> Path:
@@ -74,6 +114,7 @@ class WandbLogger(MetricLogger):
         return Path(self._run.dir).parent
 
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
+        self._log_drawn()
         self._run.log({**{k: float(v) for k, v in metrics.items()}, STEP_KEY: step})
 
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:
@@ -83,17 +124,21 @@ class WandbLogger(MetricLogger):
             [agent, role, *[None if math.isnan(v) else float(v) for v in snapshot.win_rates[i]]]
             for i, (agent, role) in enumerate(zip(snapshot.agent_ids, snapshot.roles, strict=True))
         ]
-        caption = f"generation {snapshot.generation}"
         row: dict[str, Any] = {
-            PAYOFF_HEATMAP_TAG: wandb.Image(payoff_heatmap_png(snapshot), caption=caption),
             PAYOFF_TABLE_TAG: wandb.Table(columns=columns, data=rows),
-            NASH_MIXTURE_TAG: wandb.Image(nash_bar_png(snapshot), caption=caption),
             **nash_scalars(snapshot),
             STEP_KEY: snapshot.generation,
         }
+        self._log_drawn()
         self._run.log(row)
+        if self._charts is not None:
+            self._charts.submit(snapshot)
+        else:
+            self._drawn.put(draw_charts(snapshot))
+            self._log_drawn()
 
     def log_text(self, tag: str, text: str, step: int) -> None:
+        self._log_drawn()
         self._run.log({tag: self._wandb.Html(f"<pre>{html.escape(text)}</pre>"), STEP_KEY: step})
 
     def log_config(self, resolved: dict[str, Any]) -> None:
@@ -101,7 +146,17 @@ class WandbLogger(MetricLogger):
         self.log_text(CONFIG_TAG, resolved_config_markdown(resolved), 0)
 
     def flush(self) -> None:
-        """Nothing to do: wandb streams every ``log`` call to its service process."""
+        """Log the charts drawn so far; wandb streams every ``log`` call to its service process."""
+        self._log_drawn()
 
     def close(self) -> None:
-        self._run.finish()
+        """Wait for the charts still being drawn, log them, then finish the W&B run."""
+        try:
+            if self._charts is not None:
+                self._charts.close()
+            self._log_drawn()
+        finally:
+            self._run.finish()
+
+
+_CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "nash_mixture": NASH_MIXTURE_TAG}

@@ -110,6 +110,12 @@ def test_a_worker_killed_mid_generation_is_replaced_and_its_work_redone(
     assert sorted(replaced) == sorted(pids)
 
 
+def episode_server(runner: Runner) -> Handle:
+    """The EpisodeServer's actor, from the client every rollout worker was built with."""
+    client = runner.training.rollout.workers[0].kwargs["episode_server"]
+    return Handle("episode_server", client._actor, object, (), {})
+
+
 def kill_as_generation_1_starts(target: Callable[[Runner], Handle]) -> Callable[[Runner], None]:
     """A ``Runner._generation`` that SIGKILLs ``target(runner)``'s process as generation 1 starts."""
     generation = Runner._generation
@@ -126,6 +132,8 @@ def kill_as_generation_1_starts(target: Callable[[Runner], Handle]) -> Callable[
     "target",
     [
         pytest.param(lambda r: r.policy_server, id="policy_server"),
+        # the workers send it their trajectories without waiting; the driver waits for them
+        pytest.param(episode_server, id="episode_server"),
         pytest.param(lambda r: next(iter(r.learners.values())), id="learner", marks=pytest.mark.slow),
     ],
 )

@@ -54,3 +54,27 @@ def test_games_in_progress_keep_their_frozen_opponent_across_requests() -> None:
     cached = worker._policies({"a-v0": 0, "b-v0": 0, "c-v0": 0})
     assert all(isinstance(p, BankedPolicy) for p in cached.values())
     assert len({id(p.bank) for p in cached.values() if isinstance(p, BankedPolicy)}) == 1
+
+
+def test_reports_cross_processes_as_columns_and_come_back_equal() -> None:
+    """A report's games are pickled as a few columns (a thousand dataclasses would cost
+    milliseconds per Ray message) and unpickle to the same games, field by field and type."""
+    import pickle
+
+    from light_league.rollout.episode import EvaluationResult
+    from light_league.rollout.rollout_worker import RolloutReport
+    from light_league.types import MatchResult, pack_results
+
+    games = [
+        MatchResult("learner", "scripted_l1", 0, 1.0, 2.5, 3),
+        MatchResult("learner", "main_agent_0-v4", 1, 0.5, -0.25, 4),
+        MatchResult("learner", "scripted_l1", 1, 0.0, -1.0, 4),
+    ]
+    report = RolloutReport("learner", games, env_steps=30, samples=20, seconds=0.1)
+    back = pickle.loads(pickle.dumps(report))
+    assert back.results == games and back.env_steps == 30 and back.samples == 20
+    assert [type(v) for v in vars(back.results[1]).values()] == [str, str, int, float, float, int]
+    assert pack_results(games)["names"] == ("learner", "scripted_l1", "main_agent_0-v4")
+    evaluation = pickle.loads(pickle.dumps(EvaluationResult(games, 30, {})))
+    assert evaluation.results == games and evaluation.env_steps == 30
+    assert pickle.loads(pickle.dumps(RolloutReport("x"))).results == []

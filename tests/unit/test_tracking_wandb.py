@@ -97,13 +97,20 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> LoggingConfig:
     return LoggingConfig(tensorboard=False, wandb=WandbConfig(mode="offline", project="tests", tags=["unit"]))
 
 
-def test_offline_run_records_the_same_scalar_keys(tmp_path: Path, offline: LoggingConfig) -> None:
+def test_offline_run_records_the_same_scalar_keys(
+    tmp_path: Path, offline: LoggingConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
     snapshots = [synthetic_snapshot(g) for g in range(3)]
     logger = build_logger(offline, tmp_path)
     assert isinstance(logger, WandbLogger)
+
+    def drawn_in_the_generation(snapshot: object) -> None:
+        raise AssertionError("a generation drew its charts: they belong to the background renderer")
+
+    monkeypatch.setattr("light_league.tracking.wandb_logger.draw_charts", drawn_in_the_generation)
     logger.log_config({"seed": 3})
     log_generations(logger, snapshots)
-    logger.close()
+    logger.close()  # waits for the charts still being drawn and logs them
 
     rows = history_rows(tmp_path)
     for snap in snapshots:
@@ -113,6 +120,9 @@ def test_offline_run_records_the_same_scalar_keys(tmp_path: Path, offline: Loggi
     images = sorted(p.name for p in tmp_path.glob("wandb/offline-run-*/files/media/images/league/*.png"))
     assert sum(name.startswith("payoff_heatmap") for name in images) == 3
     assert sum(name.startswith("nash_mixture") for name in images) == 3
+    for tag in ("league/payoff_heatmap", "league/nash_mixture"):  # each at its own generation
+        steps = sorted(int(str(r[STEP_KEY])) for r in rows if any(k.startswith(tag) for k in r))
+        assert steps == [0, 1, 2], tag
     assert len(list(tmp_path.glob("wandb/offline-run-*/files/media/table/league/payoff_table*.json"))) == 3
 
 
