@@ -210,6 +210,8 @@ class Runner:
             ],
             "env_steps_per_s": train_steps / max(outcome.rollout_s, 1e-9) if train_steps else 0.0,
             "timings": {k: round(v, 3) for k, v in timer.seconds.items()},
+            # the train phase split: waiting for rollouts, and the learners' updates
+            "train_split_s": {"rollout": round(outcome.rollout_s, 3), "update": round(outcome.update_s, 3)},
         }
         if self.last_nash_conv is not None:
             record["nash_conv"] = self.last_nash_conv
@@ -246,6 +248,8 @@ class Runner:
         out.update(self.scheduler.metrics(self.agents, outcome.results))
         for phase, secs in record["timings"].items():
             out[f"timing/{phase}_s"] = secs
+        for part, secs in record["train_split_s"].items():
+            out[f"timing/train_{part}_s"] = secs
         return out
 
     def close(self) -> None:

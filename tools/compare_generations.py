@@ -7,7 +7,7 @@ records except for how long things took. This script says where two files differ
 
 exits 0 when they match and 1 (listing the first differences) when they do not.
 
-Ignored: ``wall_s``, ``env_steps_per_s`` and ``timings`` (clock readings), and ``meta_stability``
+Ignored: ``wall_s``, ``env_steps_per_s``, ``timings`` and ``train_split_s`` (clock readings), and ``meta_stability``
 when the two records solved a different number of posterior draws (the number of draws is capped
 by ``league.meta_stability_max_s``, a wall-time budget; with the same number of draws the field
 is compared like any other).
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 #: fields of a generation record that are clock readings
-WALL_TIME_FIELDS = ("wall_s", "env_steps_per_s", "timings")
+WALL_TIME_FIELDS = ("wall_s", "env_steps_per_s", "timings", "train_split_s")
 
 
 def load(path: Path) -> list[dict[str, Any]]:
