@@ -1,0 +1,121 @@
+"""League throughput: a shipped config's env steps per second, training included, and how busy it
+keeps the machine, which bounds what overlapping acting and learning could gain here.
+
+Runs ``python main.py --config CONFIG`` for ``--generations`` generations (no wall-time stop) in
+a fresh run directory and reads the machine's CPU counters (``/proc/stat``) whenever a
+generation's line lands in ``generations.jsonl``. Generation 0 is left out of the figures (it
+pays for the start: Ray, the first weights, the first evaluations of the baselines). For the
+other generations it prints env steps per second (training and evaluation games, as the run's
+``env_steps`` counts them), the split of each generation's wall time (rollouts, updates,
+evaluation, the rest) and the share of the machine's cores that were busy.
+
+Acting (rollout workers) and learning (the learners' updates) alternate in a generation; run
+side by side they could at most use the idle share of the cores, so ``1 / busy`` is an upper
+bound of the speed-up an overlap can give on this machine, whatever its implementation.
+
+    python bench/league_throughput.py                          # league.yaml, 6 generations
+    python bench/league_throughput.py --config expr_configs/league_leduc.yaml --generations 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench_output import recorded
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class CpuTicks:
+    busy: int
+    total: int
+
+    @staticmethod
+    def now() -> CpuTicks:
+        fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        total = sum(fields[:8])  # user nice system idle iowait irq softirq steal
+        return CpuTicks(total - idle, total)
+
+
+def run_league(config: str, generations: int, overrides: list[str]) -> tuple[list[dict], list[CpuTicks]]:
+    """The run's generation records and the CPU counters read as each one landed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        cmd = [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--config",
+            config,
+            "--run-dir",
+            str(run_dir),
+            f"stop.max_generations={generations}",
+            "stop.max_wall_s=null",
+            *overrides,
+            "--quiet",
+        ]
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "WANDB_MODE": "disabled"}
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        path = run_dir / "generations.jsonl"
+        ticks: list[CpuTicks] = []
+        while proc.poll() is None:
+            lines = path.read_text().count("\n") if path.exists() else 0
+            while len(ticks) < lines:
+                ticks.append(CpuTicks.now())
+            time.sleep(0.02)
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-2000:]}")
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        return records, ticks[: len(records)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default="expr_configs/league.yaml")
+    parser.add_argument("--generations", type=int, default=6, help="generations run (the first is left out)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config override")
+    parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
+    args = parser.parse_args()
+    if args.generations < 2:
+        parser.error(f"--generations {args.generations}: at least 2 (generation 0 is left out)")
+    with recorded(args.out):
+        records, ticks = run_league(args.config, args.generations, args.set)
+        first, last = records[0], records[-1]
+        span = len(records) - 1
+        wall = last["wall_s"] - first["wall_s"]
+        steps = last["env_steps"] - first["env_steps"]
+        later = records[1:]
+        rollout = sum(r["train_split_s"]["rollout"] for r in later) / span
+        update = sum(r["train_split_s"]["update"] for r in later) / span
+        evaluate = sum(r["timings"].get("evaluate", 0.0) for r in later) / span
+        per_gen = wall / span
+        cores = os.cpu_count() or 1
+        busy = (ticks[-1].busy - ticks[0].busy) / max(ticks[-1].total - ticks[0].total, 1)
+        print(
+            f"{args.config} {' '.join(args.set)}: generations 1-{span} of {len(records)} (0 left out); {cores} cores"
+        )
+        print(
+            f"env steps/s, training included:     {steps / wall:>10,.0f}   ({steps:,} steps in {wall:.1f} s)"
+        )
+        print(f"seconds per generation:              {per_gen:>10.2f}")
+        print(f"  train: waiting for rollouts        {rollout:>10.2f}   ({rollout / per_gen:.0%})")
+        print(f"  train: learners' updates           {update:>10.2f}   ({update / per_gen:.0%})")
+        print(f"  evaluation                         {evaluate:>10.2f}   ({evaluate / per_gen:.0%})")
+        rest = per_gen - rollout - update - evaluate
+        print(f"  the rest (plan, solve, log, save)  {rest:>10.2f}   ({rest / per_gen:.0%})")
+        print(f"busy share of the {cores} cores:          {busy:>10.2f}")
+        print(f"upper bound of an acting/learning overlap here (1 / busy): {1 / max(busy, 1e-9):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
