@@ -293,7 +293,9 @@ def _assemble(
         placement_log=run_dir.root / "placement.jsonl" if ex.backend == "ray" else None,
         pinned=[policy_server, episode_server, *learners.values()],
     )
-    training = TrainingManager(executor, rollout, learners, steps_per_call=ex.steps_per_call)
+    training = TrainingManager(
+        executor, rollout, learners, steps_per_call=ex.steps_per_call, overlap=ex.overlap
+    )
     checkpointer = Checkpointer(
         run_dir,
         env_name=config.env.name,

@@ -65,6 +65,12 @@ class ExecutionSection(Section):
     """Games each worker steps together in one numpy call."""
     steps_per_call: int = Field(64, ge=1, le=100_000)
     """Batched env steps a worker runs per round trip (games × steps per message)."""
+    overlap: bool = False
+    """Acting and learning overlapped: the workers play the next round while the learners update
+    on the last one (each update then trains on trajectories of the version before it, one
+    version of policy lag, corrected in the PPO ratio; see docs/architecture.md). Off by default:
+    on 2 cores both phases already keep the cores busy (docs/benchmarks.md, "League
+    throughput"); it pays where cores or a GPU would otherwise idle."""
     address: str | None = None
     """Ray cluster address: ``None`` starts a local instance, ``auto`` joins a running cluster."""
     num_cpus: int | None = Field(None, ge=1, le=4096)

@@ -1,8 +1,9 @@
 """EpisodeServer: bounded, per-learner trajectory store, on-policy by version.
 
 Rollout workers ``push`` :class:`SampleBatch` es tagged with the learner version that produced
-them; a learner ``pull`` s everything produced by its current version or newer (older batches
-are dropped: MAPPO is on-policy). Each learner's queue is bounded; when full the oldest batch
+them; a learner ``pull`` s what its current version or a version at most ``execution.overlap``'s
+lag older produced (older batches are dropped: MAPPO is on-policy, with a lag of one version
+when acting and learning overlap). Each learner's queue is bounded; when full the oldest batch
 is dropped and counted.
 """
 
@@ -28,14 +29,21 @@ class EpisodeServer:
             self.dropped[learner_id] += 1
         queue.append(batch)
 
-    def pull(self, learner_id: str, min_version: int) -> SampleBatch | None:
-        """All queued batches of ``learner_id`` with version ≥ ``min_version``, joined; None if none."""
+    def pull(self, learner_id: str, min_version: int, limit: int | None = None) -> SampleBatch | None:
+        """The queued batches of ``learner_id`` with version ≥ ``min_version``, oldest first and at
+        most ``limit`` of them (None: all), joined; None if none. Older batches met on the way are
+        dropped; batches past ``limit`` stay queued (the next round's, pushed while this one's
+        learner was updating)."""
         queue = self._queues.get(learner_id)
         if not queue:
             return None
-        fresh = [b for b in queue if b.policy_version >= min_version]
-        self.dropped[learner_id] += len(queue) - len(fresh)
-        queue.clear()
+        fresh: list[SampleBatch] = []
+        while queue and (limit is None or len(fresh) < limit):
+            batch = queue.popleft()
+            if batch.policy_version >= min_version:
+                fresh.append(batch)
+            else:
+                self.dropped[learner_id] += 1
         return SampleBatch.concat(fresh) if fresh else None
 
     def size(self, learner_id: str) -> int:

@@ -39,8 +39,9 @@ class EpisodeStore(Protocol):
 
     def push(self, learner_id: str, batch: SampleBatch) -> None: ...
 
-    def pull(self, learner_id: str, min_version: int) -> SampleBatch | None:
-        """The learner's trajectories of version ``min_version`` or newer (None when there are none)."""
+    def pull(self, learner_id: str, min_version: int, limit: int | None = None) -> SampleBatch | None:
+        """The learner's trajectories of version ``min_version`` or newer, the oldest ``limit``
+        batches of them (None: all); None when there are none."""
         ...
 
     def clear(self, learner_id: str | None = None) -> None: ...

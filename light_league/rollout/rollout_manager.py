@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from light_league.execution.base import Executor, Handle, WorkerDied
+from light_league.execution.base import Executor, Future, Handle, WorkerDied
 from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
 from light_league.rollout.rollout_worker import RolloutReport, RolloutRequest, RolloutWorker
 from light_league.utils.atomic import JsonlLog
@@ -71,7 +71,17 @@ class RolloutManager:
         """Run ``calls[i]`` (a RolloutWorker method, its arguments) on worker ``i`` concurrently;
         redo the call of any worker that dies. ``settle(result)`` waits for what a call left
         under way (a worker that dies meanwhile has its call redone too)."""
-        futures = [self.executor.submit(w, m.__name__, *a) for w, (m, a) in zip(self.workers, calls)]
+        return self._finish(self._start(calls), calls, settle)
+
+    def _start(self, calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> list[Future]:
+        return [self.executor.submit(w, m.__name__, *a) for w, (m, a) in zip(self.workers, calls)]
+
+    def _finish(
+        self,
+        futures: list[Future],
+        calls: list[tuple[Callable[..., Any], tuple[Any, ...]]],
+        settle: Callable[[Any], None] | None = None,
+    ) -> list[Any]:
         results: list[Any] = []
         for i, fut in enumerate(futures):
             while True:
@@ -104,16 +114,15 @@ class RolloutManager:
 
     def collect(self, requests: list[RolloutRequest]) -> list[RolloutReport]:
         """Every worker plays every request once; reports are merged per learner."""
-        per_worker = self._on_all([(RolloutWorker.run, (requests,))] * self.num_workers, _pushed)
-        merged: dict[str, RolloutReport] = {r.learner_id: RolloutReport(r.learner_id) for r in requests}
-        for reports in per_worker:
-            for rep in reports:
-                m = merged[rep.learner_id]
-                m.results.extend(rep.results)
-                m.env_steps += rep.env_steps
-                m.samples += rep.samples
-                m.seconds = max(m.seconds, rep.seconds)
-        return list(merged.values())
+        return self.start_collect(requests).result()
+
+    def start_collect(self, requests: list[RolloutRequest]) -> Collection:
+        """:meth:`collect` without waiting: the workers play while the caller goes on (the
+        learners update on the previous round's trajectories, ``execution.overlap``)."""
+        calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+            (RolloutWorker.run, (requests,))
+        ] * self.num_workers
+        return Collection(self, requests, calls, self._start(calls))
 
     def evaluate(
         self, pairings: list[tuple[str, str, int]], progress: Callable[[int], None] | None = None
@@ -140,6 +149,37 @@ class RolloutManager:
         if progress is not None:
             progress(len(results))
         return EvaluationResult(results, steps, behaviour)
+
+
+class Collection:
+    """A round of rollout calls under way (:meth:`RolloutManager.start_collect`)."""
+
+    def __init__(
+        self,
+        manager: RolloutManager,
+        requests: list[RolloutRequest],
+        calls: list[tuple[Callable[..., Any], tuple[Any, ...]]],
+        futures: list[Future],
+    ) -> None:
+        self._manager = manager
+        self._requests = requests
+        self._calls = calls
+        self._futures = futures
+
+    def result(self) -> list[RolloutReport]:
+        """Wait for every worker's call and for its trajectories to be in the EpisodeServer (a
+        dead worker's call is redone); the reports merged per learner."""
+        per_worker = self._manager._finish(self._futures, self._calls, _pushed)
+        merged = {r.learner_id: RolloutReport(r.learner_id) for r in self._requests}
+        for reports in per_worker:
+            for rep in reports:
+                m = merged[rep.learner_id]
+                m.results.extend(rep.results)
+                m.env_steps += rep.env_steps
+                m.samples += rep.samples
+                m.batches += rep.batches
+                m.seconds = max(m.seconds, rep.seconds)
+        return list(merged.values())
 
 
 def _pushed(reports: list[RolloutReport]) -> None:

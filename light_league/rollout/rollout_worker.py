@@ -44,6 +44,8 @@ class RolloutReport:
     env_steps: int = 0
     samples: int = 0
     seconds: float = 0.0
+    #: trajectory batches pushed to the EpisodeServer for the learner (one per worker and call)
+    batches: int = 0
     #: the push of the trajectories to the EpisodeServer, under way (the driver waits for it)
     pushed: TypedFuture[None] | None = None
 
@@ -152,7 +154,9 @@ class RolloutWorker:
 
     def _run_one(self, req: RolloutRequest, pols: dict[str, Policy]) -> RolloutReport:
         start = time.perf_counter()
-        learner = self._cache[req.learner_id][1]  # the learner itself, never a bank member
+        # the learner itself, never a bank member; its version may be newer than the request's
+        # when acting and learning overlap (the learner published while this call started)
+        version, learner = self._cache[req.learner_id]
         if not isinstance(learner, TrainablePolicy):
             raise TypeError(f"learner {req.learner_id!r} has no critic ({type(learner).__name__})")
         res = self._loop(req.learner_id).collect(
@@ -162,7 +166,7 @@ class RolloutWorker:
             req.num_steps,
             learner_id=req.learner_id,
             learner_seat=req.learner_seat,
-            policy_version=req.learner_version,
+            policy_version=version,
             generation=req.generation,
         )
         # sent without waiting: the driver waits for it (RolloutManager.collect) while this
@@ -174,7 +178,8 @@ class RolloutWorker:
             res.env_steps,
             res.batch.num_samples,
             time.perf_counter() - start,
-            pushed,
+            batches=1,
+            pushed=pushed,
         )
 
     def evaluate(self, pairings: list[tuple[str, str, int]]) -> EvaluationResult:

@@ -30,8 +30,14 @@ class LearnerComponent(Protocol):
     plays_rollouts: ClassVar[bool]
     learner_id: str
 
-    def train_step(self, opponents: dict[str, float]) -> UpdateResult | None:
-        """One update (None when there was nothing to learn from), publishing a new version."""
+    def train_step(
+        self, opponents: dict[str, float], *, batches: int | None = None, max_lag: int = 0
+    ) -> UpdateResult | None:
+        """One update (None when there was nothing to learn from), publishing a new version.
+
+        A learner that plays rollouts trains on the oldest ``batches`` trajectory batches queued
+        for it (None: all of them) that its current version or one at most ``max_lag`` versions
+        older played (``execution.overlap``: 1)."""
         ...
 
     def get_version(self) -> int: ...

@@ -64,8 +64,11 @@ class ExactBRRunner:
             self.learner_id, "tabular", self.policy.policy_meta(), self.policy.get_weights()
         )
 
-    def train_step(self, opponents: dict[str, float] | None = None) -> UpdateResult:
-        """Best responses of both seats to the mixture ``opponents`` (id -> probability)."""
+    def train_step(
+        self, opponents: dict[str, float] | None = None, *, batches: int | None = None, max_lag: int = 0
+    ) -> UpdateResult:
+        """Best responses of both seats to the mixture ``opponents`` (id -> probability); it plays
+        no rollouts, so ``batches`` and ``max_lag`` do not apply."""
         if not opponents:
             raise ValueError(f"exact best response {self.learner_id!r} needs the task's opponents")
         from light_league.algorithms.game_tree import best_response

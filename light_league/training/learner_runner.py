@@ -63,14 +63,23 @@ class LearnerRunner:
             self.learner_id, str(meta["kind"]), meta, self.learner.get_weights()
         )
 
-    def train_step(self, opponents: dict[str, float] | None = None) -> UpdateResult | None:
-        """One update on the trajectories of the current version; None when there are none
-        (``opponents`` is not needed: the trajectories say whom it played)."""
-        batch = self._episode_server.pull(self.learner_id, self.version)
+    def train_step(
+        self, opponents: dict[str, float] | None = None, *, batches: int | None = None, max_lag: int = 0
+    ) -> UpdateResult | None:
+        """One update on the trajectories of the current version (with ``max_lag``, of versions
+        at most that much older; ``batches``: the oldest that many queued); None when there are
+        none (``opponents`` is not needed: the trajectories say whom it played).
+
+        The PPO ratio of a lagged batch is taken against the log-probabilities of the policy that
+        played it (``SampleBatch.logp``), so a lag is corrected for, not ignored; ``policy_lag``
+        reports it (versions between the batch's oldest policy and the one updated)."""
+        batch = self._episode_server.pull(self.learner_id, self.version - max_lag, batches)
         if batch is None:
             return None
         start = time.perf_counter()
+        lag = self.version - batch.policy_version
         metrics = dict(self.learner.update(batch))
+        metrics["policy_lag"] = float(lag)
         self._publish()
         metrics["update_s"] = time.perf_counter() - start
         metrics["samples"] = float(batch.num_samples)

@@ -6,6 +6,17 @@ learner takes one update on the trajectories of its current version and publishe
 A task ends when its env-step budget is spent. Games still in progress then go on in the next
 generation's calls against the opponents they were drawn with (each result says which
 generation drew it: ``MatchResult.drawn_generation``).
+
+With ``overlap`` (``execution.overlap``) the workers play the next round while the learners
+update on the last one: the next round's requests go out, with the versions the learners have
+before that update, before the update starts. Each batch is then one version behind the
+learner that updates on it (from the second update of a generation on; the first is on
+trajectories of its own version), the learner takes exactly that round's batches, and the PPO
+ratio is taken against the behaviour policy's own log-probabilities (``policy_lag`` in the
+training metrics). The budgets and the rounds are the same as without overlap: a round is sent
+only for tasks with steps left, and nothing is under way when ``run`` returns (a checkpoint
+finds every trajectory used). On the local backend a call runs when it is sent, so the order is
+the same but nothing runs side by side.
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from light_league.execution.base import Executor, Handle
-from light_league.rollout.rollout_manager import RolloutManager
+from light_league.rollout.rollout_manager import Collection, RolloutManager
 from light_league.rollout.rollout_worker import RolloutRequest
 from light_league.training.component import LearnerComponent, UpdateResult
 from light_league.types import MatchResult, TrainingTask
@@ -34,23 +45,36 @@ class TrainingOutcome:
 
 class TrainingManager:
     def __init__(
-        self, executor: Executor, rollout: RolloutManager, learners: dict[str, Handle], *, steps_per_call: int
+        self,
+        executor: Executor,
+        rollout: RolloutManager,
+        learners: dict[str, Handle],
+        *,
+        steps_per_call: int,
+        overlap: bool = False,
     ) -> None:
         self.executor = executor
         self.rollout = rollout
         self.learners = learners
         self.steps_per_call = steps_per_call
+        self.overlap = overlap
         self.versions = {lid: executor.invoke(h, LearnerComponent.get_version) for lid, h in learners.items()}
         #: learners that compute their policy from the opponents alone (exact best responses):
         #: one train_step per generation, no rollouts
         self.oracle = any(not getattr(h.cls, "plays_rollouts", True) for h in learners.values())
 
-    def _train_steps(self, tasks: list[TrainingTask]) -> dict[str, UpdateResult | None]:
+    def _train_steps(
+        self, tasks: list[TrainingTask], batches: dict[str, int] | None = None
+    ) -> dict[str, UpdateResult | None]:
         """One ``train_step`` of every task's learner, all submitted before any is awaited; the
-        learners' versions follow what they published."""
+        learners' versions follow what they published. With ``batches`` (overlap), each learner
+        takes that many of its queued batches, one version behind it at most."""
         futures = {
             t.learner_id: self.executor.submit_method(
-                self.learners[t.learner_id], LearnerComponent.train_step, t.opponents
+                self.learners[t.learner_id],
+                LearnerComponent.train_step,
+                t.opponents,
+                **({"batches": batches.get(t.learner_id, 0), "max_lag": 1} if batches is not None else {}),
             )
             for t in tasks
         }
@@ -85,8 +109,11 @@ class TrainingManager:
         out = TrainingOutcome()
         left = {t.learner_id: t.env_steps for t in tasks}
         sums: dict[str, dict[str, float]] = {}
-        while any(v > 0 for v in left.values()):
+
+        def start_round() -> tuple[list[TrainingTask], Collection] | None:
             active = [t for t in tasks if left[t.learner_id] > 0]
+            if not active:
+                return None
             requests = [
                 RolloutRequest(
                     t.learner_id,
@@ -98,8 +125,13 @@ class TrainingManager:
                 )
                 for t in active
             ]
+            return active, self.rollout.start_collect(requests)
+
+        pending = start_round()
+        while pending is not None:
+            active, collection = pending
             start = time.perf_counter()
-            reports = self.rollout.collect(requests)
+            reports = collection.result()
             out.rollout_s += time.perf_counter() - start
             for rep in reports:
                 out.results.extend(rep.results)
@@ -107,8 +139,12 @@ class TrainingManager:
                 left[rep.learner_id] -= rep.env_steps
                 if progress is not None:
                     progress(rep.env_steps)
+            batches = None
+            if self.overlap:  # the next round plays while the learners update on this one
+                batches = {rep.learner_id: rep.batches for rep in reports}
+                pending = start_round()
             start = time.perf_counter()
-            for lid, result in self._train_steps(active).items():
+            for lid, result in self._train_steps(active, batches).items():
                 if result is None:
                     continue
                 acc = sums.setdefault(lid, {})
@@ -116,6 +152,8 @@ class TrainingManager:
                     acc[k] = acc.get(k, 0.0) + float(v)
                 out.updates[lid] = out.updates.get(lid, 0) + 1
             out.update_s += time.perf_counter() - start
+            if not self.overlap:
+                pending = start_round()
         out.metrics = {lid: {k: v / out.updates[lid] for k, v in acc.items()} for lid, acc in sums.items()}
         return out
 

@@ -227,7 +227,10 @@ def test_a_league_spreads_over_two_nodes_and_survives_losing_one(tmp_path: Path)
     env.pop("RAY_ADDRESS", None)
     with two_node_cluster(env) as (address, head, other):
         run_dir = tmp_path / "run"
-        league = League(run_dir, env, f"execution.address={address}", "stop.max_generations=4")
+        # acting and learning overlapped: a round is under way on both nodes while learners update
+        league = League(
+            run_dir, env, f"execution.address={address}", "stop.max_generations=4", "execution.overlap=true"
+        )
         try:
             league.wait_for_generation(0)
             start = [p for p in placements(run_dir) if p["event"] == "start"]

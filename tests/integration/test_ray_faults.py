@@ -66,11 +66,14 @@ def off_diagonal_games(run_dir: Path, generation: int) -> np.ndarray:
     return games[~np.eye(len(games), dtype=bool)]
 
 
+@pytest.mark.parametrize("overlap", [False, True], ids=["sequential", "overlap"])
 def test_a_worker_killed_mid_generation_is_replaced_and_its_work_redone(
-    tmp_path: Path, ray_session: None
+    tmp_path: Path, ray_session: None, overlap: bool
 ) -> None:
     run_dir = tmp_path / "run"
-    runner = Runner.build(load_config(RPS, SETTINGS), RunDir(run_dir), resume=False, argv=[])
+    # with overlap the killed call is a round playing while the learners update
+    settings = [*SETTINGS, f"execution.overlap={str(overlap).lower()}"]
+    runner = Runner.build(load_config(RPS, settings), RunDir(run_dir), resume=False, argv=[])
     rollout = runner.training.rollout
     original = list(rollout.workers)
     pids = {h.name: pid_of(h) for h in original}
@@ -129,12 +132,14 @@ def kill_as_generation_1_starts(target: Callable[[Runner], Handle]) -> Callable[
 
 
 @pytest.mark.parametrize(
-    "target",
+    ("target", "extra"),
     [
-        pytest.param(lambda r: r.policy_server, id="policy_server"),
+        pytest.param(lambda r: r.policy_server, "", id="policy_server"),
         # the workers send it their trajectories without waiting; the driver waits for them
-        pytest.param(episode_server, id="episode_server"),
-        pytest.param(lambda r: next(iter(r.learners.values())), id="learner", marks=pytest.mark.slow),
+        pytest.param(episode_server, "", id="episode_server"),
+        # the same with overlap: trajectories of a round in flight while the learners pull
+        pytest.param(episode_server, "execution.overlap=true", id="episode_server-overlap"),
+        pytest.param(lambda r: next(iter(r.learners.values())), "", id="learner", marks=pytest.mark.slow),
     ],
 )
 def test_a_lost_learner_or_server_fails_the_run_cleanly_and_resume_finishes_it(
@@ -143,11 +148,12 @@ def test_a_lost_learner_or_server_fails_the_run_cleanly_and_resume_finishes_it(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     target: Callable[[Runner], Handle],
+    extra: str,
 ) -> None:
     run_dir = tmp_path / "run"
     with monkeypatch.context() as patch:
         patch.setattr(Runner, "_generation", kill_as_generation_1_starts(target))
-        status = main(["--config", RPS, "--run-dir", str(run_dir), *SETTINGS])
+        status = main(["--config", RPS, "--run-dir", str(run_dir), *SETTINGS, *filter(None, [extra])])
     err = capsys.readouterr().err.strip().splitlines()
 
     assert status == 1

@@ -58,11 +58,12 @@ def wait_for(predicate, proc: subprocess.Popen[bytes], timeout: float = 240.0) -
     raise AssertionError("timed out waiting for the run")
 
 
-def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("overlap", [False, True], ids=["sequential", "overlap"])
+def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overlap: bool) -> None:
     run_dir = tmp_path / "run"
     # Generation 3 is the first with several members, so its evaluation (30,000 games per pair,
     # seconds of play) holds it open after its training records are written: the kill lands there.
-    proc = start(run_dir, "evaluation.episodes_per_pair=30000")
+    proc = start(run_dir, "evaluation.episodes_per_pair=30000", f"execution.overlap={str(overlap).lower()}")
     killed_in = 3
     # kill once generation 3 has written records but before it completes
     wait_for(
