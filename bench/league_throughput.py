@@ -13,25 +13,30 @@ Acting (rollout workers) and learning (the learners' updates) alternate in a gen
 side by side they could at most use the idle share of the cores, so ``1 / busy`` is an upper
 bound of the speed-up an overlap can give on this machine, whatever its implementation.
 
-With ``--ab KEY=VALUE`` the config runs without and with that override, alternating,
-``--repeats`` times each, and the figures of both come side by side with their ratio
-(``--ab execution.overlap=true``: acting and learning overlapped against the sequential rounds).
+With ``--ab KEY=VALUE`` the config also runs with that override (``--ab execution.overlap=true``:
+acting and learning overlapped against the sequential rounds), and with ``--against REV`` also on
+git revision ``REV``'s code (a temporary worktree; the code of the time a target was set): the
+sides run one after the other, ``--repeats`` times, and each ratio to the first side is printed
+per repeat (the runs of one repeat are minutes apart, so they see about the same machine).
 
     python bench/league_throughput.py                          # league.yaml, 6 generations
     python bench/league_throughput.py --config expr_configs/league_leduc.yaml --generations 10
-    python bench/league_throughput.py --ab execution.overlap=true --repeats 2
+    python bench/league_throughput.py --ab execution.overlap=true --against 9494929 --repeats 2
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,13 +58,16 @@ class CpuTicks:
         return CpuTicks(total - idle, total)
 
 
-def run_league(config: str, generations: int, overrides: list[str]) -> tuple[list[dict], list[CpuTicks]]:
-    """The run's generation records and the CPU counters read as each one landed."""
+def run_league(
+    config: str, generations: int, overrides: list[str], root: Path = ROOT
+) -> tuple[list[dict], list[CpuTicks]]:
+    """The run's generation records and the CPU counters read as each one landed (``root``: the
+    source tree whose ``main.py`` and package run, this checkout by default)."""
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         cmd = [
             sys.executable,
-            str(ROOT / "main.py"),
+            str(root / "main.py"),
             "--config",
             config,
             "--run-dir",
@@ -69,8 +77,13 @@ def run_league(config: str, generations: int, overrides: list[str]) -> tuple[lis
             *overrides,
             "--quiet",
         ]
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "WANDB_MODE": "disabled"}
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        env = {
+            **os.environ,
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "WANDB_MODE": "disabled",
+            "PYTHONPATH": str(root),
+        }
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         path = run_dir / "generations.jsonl"
         ticks: list[CpuTicks] = []
         while proc.poll() is None:
@@ -91,14 +104,14 @@ class Figures:
     steps: int
     wall: float
     per_gen: float
-    rollout: float
+    rollout: float  #: NaN for code that does not record the split (before train_split_s)
     update: float
     evaluate: float
     busy: float
 
 
-def measure(config: str, generations: int, overrides: list[str]) -> Figures:
-    records, ticks = run_league(config, generations, overrides)
+def measure(config: str, generations: int, overrides: list[str], root: Path = ROOT) -> Figures:
+    records, ticks = run_league(config, generations, overrides, root)
     first, last = records[0], records[-1]
     span = len(records) - 1
     wall = last["wall_s"] - first["wall_s"]
@@ -109,8 +122,8 @@ def measure(config: str, generations: int, overrides: list[str]) -> Figures:
         steps=steps,
         wall=wall,
         per_gen=wall / span,
-        rollout=sum(r["train_split_s"]["rollout"] for r in later) / span,
-        update=sum(r["train_split_s"]["update"] for r in later) / span,
+        rollout=sum(r.get("train_split_s", {}).get("rollout", math.nan) for r in later) / span,
+        update=sum(r.get("train_split_s", {}).get("update", math.nan) for r in later) / span,
         evaluate=sum(r["timings"].get("evaluate", 0.0) for r in later) / span,
         busy=(ticks[-1].busy - ticks[0].busy) / max(ticks[-1].total - ticks[0].total, 1),
     )
@@ -130,15 +143,31 @@ def report(f: Figures, cores: int) -> None:
     print(f"upper bound of an acting/learning overlap here (1 / busy): {1 / max(f.busy, 1e-9):.2f}x")
 
 
+def git_revision(root: Path) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+@contextlib.contextmanager
+def worktree(rev: str) -> Iterator[Path]:
+    """A detached git worktree of ``rev`` in a temporary folder, removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(path), rev], cwd=ROOT, check=True)
+        try:
+            yield path
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="expr_configs/league.yaml")
     parser.add_argument("--generations", type=int, default=6, help="generations run (the first is left out)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config override")
-    parser.add_argument(
-        "--ab", default=None, metavar="KEY=VALUE", help="compare without and with this override"
-    )
-    parser.add_argument("--repeats", type=int, default=1, help="runs of each side with --ab (alternating)")
+    parser.add_argument("--ab", default=None, metavar="KEY=VALUE", help="also run with this override")
+    parser.add_argument("--against", default=None, metavar="REV", help="also run git revision REV's code")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each side (one after the other)")
     parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
     if args.generations < 2:
@@ -146,27 +175,35 @@ def main() -> None:
     if args.ab is not None and "=" not in args.ab:
         parser.error(f"--ab {args.ab}: write KEY=VALUE, e.g. --ab execution.overlap=true")
     cores = os.cpu_count() or 1
-    with recorded(args.out):
-        span = f"generations 1-{args.generations - 1} of {args.generations} (0 left out); {cores} cores"
-        if args.ab is None:
-            print(f"{args.config} {' '.join(args.set)}: {span}")
-            report(measure(args.config, args.generations, args.set), cores)
-            return
-        sides: dict[str, list[Figures]] = {"without": [], "with": []}
+    span = f"generations 1-{args.generations - 1} of {args.generations} (0 left out); {cores} cores"
+    with recorded(args.out), contextlib.ExitStack() as stack:
+        # (label, source tree, overrides), run in this order in every repeat
+        here = git_revision(ROOT)
+        sides: list[tuple[str, Path, list[str]]] = []
+        if args.against is not None:
+            sides.append((f"revision {args.against}", stack.enter_context(worktree(args.against)), args.set))
+        sides.append((f"this checkout ({here})", ROOT, args.set))
+        if args.ab is not None:
+            sides.append((f"this checkout ({here}) with {args.ab}", ROOT, [*args.set, args.ab]))
+        runs: dict[str, list[Figures]] = {label: [] for label, _, _ in sides}
         for _ in range(args.repeats):
-            sides["without"].append(measure(args.config, args.generations, args.set))
-            sides["with"].append(measure(args.config, args.generations, [*args.set, args.ab]))
-        print(f"{args.config} {' '.join(args.set)}: {span}; without and with {args.ab}, alternating")
-        for side, runs in sides.items():
-            for i, f in enumerate(runs):
-                print(f"\n-- {side} {args.ab}, run {i + 1}")
+            for label, root, overrides in sides:
+                runs[label].append(measure(args.config, args.generations, overrides, root))
+        print(f"{args.config} {' '.join(args.set)}: {span}")
+        for label, figures in runs.items():
+            for i, f in enumerate(figures):
+                print(f"\n-- {label}, run {i + 1} of {args.repeats}")
                 report(f, cores)
-        pairs = [w.steps_per_s / o.steps_per_s for o, w in zip(sides["without"], sides["with"])]
-        print(
-            f"\nenv steps/s with {args.ab} / without, per pair of runs: "
-            + " ".join(f"{r:.2f}" for r in pairs)
-            + f" (median {statistics.median(pairs):.2f}x)"
-        )
+        first = sides[0][0]
+        if len(sides) > 1:
+            print()
+        for label, figures in list(runs.items())[1:]:
+            pairs = [f.steps_per_s / b.steps_per_s for b, f in zip(runs[first], figures)]
+            print(
+                f"env steps/s, {label} / {first}, per repeat: "
+                + " ".join(f"{r:.2f}" for r in pairs)
+                + f" (median {statistics.median(pairs):.2f}x)"
+            )
 
 
 if __name__ == "__main__":

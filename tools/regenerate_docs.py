@@ -432,6 +432,31 @@ def render_rollout_throughput(data: Path) -> str:
     return render_bench_text(data) + "\n\n" + " ".join(parts)
 
 
+def render_league_throughput(data: Path) -> str:
+    """The league throughput bench with the target read from its ratio lines: league.yaml's env
+    steps per second at least 1.5 times those of the code the target was set on (the bench's
+    first side), in every repeat; and the bound the busy share of the cores puts on any overlap."""
+    text = data.read_text(encoding="utf-8")
+    ratios = {
+        m[1]: [float(v) for v in m[2].split()]
+        for m in re.finditer(r"^env steps/s, (.+?) / .+?, per repeat: ([\d. ]+) \(median", text, re.M)
+    }
+    parts = []
+    if ratios:
+        best = max(min(v) for v in ratios.values())
+        spans = "; ".join(f"{label}: {_span(v)}" for label, v in ratios.items())
+        parts.append(
+            f"Target, env steps per second at least 1.5 times the first side's: {_met(best >= 1.5)} ({spans})."
+        )
+    busy = [float(v) for v in re.findall(r"busy share of the \d+ cores:\s+([\d.]+)", text)]
+    if busy:
+        parts.append(
+            f"The cores were {_span(busy)} busy, so no overlap can gain more than "
+            f"{1 / max(busy):.2f}-{1 / min(busy):.2f}x on this machine."
+        )
+    return render_bench_text(data) + ("\n\n" + " ".join(parts) if parts else "")
+
+
 def render_resume_long_run(data: Path) -> str:
     """The resume bench with its targets read from its table: the resume with no generation left
     peaks below 1 GB and takes at most 30 s of wall time."""
@@ -459,6 +484,16 @@ FIGURES = (
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
     Figure("tuning_leduc_long_schedule", "tuning.md", "tuning/leduc_long_schedule.txt", render_bench_text),
+    Figure("tuning_leduc_main_vs_nash", "tuning.md", "tuning/leduc_main_vs_nash.txt", render_bench_text),
+    Figure(
+        "tuning_leduc_two_league_exploiters",
+        "tuning.md",
+        "tuning/leduc_two_league_exploiters.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_leduc_long_exploiters", "tuning.md", "tuning/leduc_long_exploiters.txt", render_bench_text
+    ),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
     Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),
@@ -476,6 +511,7 @@ FIGURES = (
     Figure("env_throughput", "benchmarks.md", "bench/env_throughput.txt", render_env_throughput),
     Figure("rollout_throughput", "benchmarks.md", "bench/rollout_throughput.txt", render_rollout_throughput),
     Figure("league_scale", "benchmarks.md", "bench/league_scale.txt", render_bench_text),
+    Figure("league_throughput", "benchmarks.md", "bench/league_throughput.txt", render_league_throughput),
     Figure(
         "population_rollout_leduc", "benchmarks.md", "bench/population_rollout_leduc.txt", render_bench_text
     ),
