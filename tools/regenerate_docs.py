@@ -494,6 +494,18 @@ FIGURES = (
     Figure(
         "tuning_leduc_long_exploiters", "tuning.md", "tuning/leduc_long_exploiters.txt", render_bench_text
     ),
+    Figure(
+        "tuning_leduc_long_sharp_exploiters",
+        "tuning.md",
+        "tuning/leduc_long_sharp_exploiters.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_leduc_long_kuhn_exploiters",
+        "tuning.md",
+        "tuning/leduc_long_kuhn_exploiters.txt",
+        render_bench_text,
+    ),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
     Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),
