@@ -19,6 +19,7 @@ import contextlib
 import io
 import os
 import platform
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -46,7 +47,8 @@ class _Tee(io.TextIOBase):
 
 
 def command_line(argv: list[str] | None = None) -> str:
-    """``python bench/NAME.py ARGS`` as typed, without ``--out FILE`` / ``--out=FILE``."""
+    """``python bench/NAME.py ARGS`` as a shell would need it typed (an argument with spaces or
+    braces quoted), without ``--out FILE`` / ``--out=FILE``."""
     argv = list(sys.argv if argv is None else argv)
     kept: list[str] = []
     skip = False
@@ -59,7 +61,7 @@ def command_line(argv: list[str] | None = None) -> str:
             kept.append(arg)
     script = Path(argv[0])
     shown = f"bench/{script.name}" if script.parent.name == "bench" else str(argv[0])
-    return " ".join(["python", shown, *kept])
+    return shlex.join(["python", shown, *kept])
 
 
 def _load() -> str:
