@@ -5,7 +5,9 @@ records except for how long things took. This script says where two files differ
 
     python tools/compare_generations.py RUN_A/generations.jsonl RUN_B/generations.jsonl
 
-exits 0 when they match and 1 (listing the first differences) when they do not.
+exits 0 when they match and 1 (listing the first differences) when they do not. ``--rtol R``
+counts two floats within ``R`` of each other (relative) as equal: the same run on another CPU
+can differ in the last digits of a sum (its vector units add in another order).
 
 Ignored: ``wall_s``, ``env_steps_per_s``, ``timings`` and ``train_split_s`` (clock readings), and ``meta_stability``
 when the two records solved a different number of posterior draws (the number of draws is capped
@@ -41,31 +43,34 @@ def comparable(record: dict[str, Any], other: dict[str, Any] | None = None) -> d
     return out
 
 
-def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+def _diff(a: Any, b: Any, path: str, out: list[str], rtol: float) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         if list(a) != list(b):
             out.append(f"{path}: keys {list(a)} != {list(b)}")
         for key in a:
             if key in b:
-                _diff(a[key], b[key], f"{path}.{key}", out)
+                _diff(a[key], b[key], f"{path}.{key}", out, rtol)
     elif isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             out.append(f"{path}: {len(a)} items != {len(b)}")
         for i, (x, y) in enumerate(zip(a, b)):
-            _diff(x, y, f"{path}[{i}]", out)
+            _diff(x, y, f"{path}[{i}]", out, rtol)
     elif isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return
+    elif isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=rtol):
         return
     elif a != b or type(a) is not type(b):
         out.append(f"{path}: {a!r} != {b!r}")
 
 
-def differences(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[str]:
-    """Every difference between two runs' generation records, wall-time fields ignored."""
+def differences(a: list[dict[str, Any]], b: list[dict[str, Any]], rtol: float = 0.0) -> list[str]:
+    """Every difference between two runs' generation records, wall-time fields ignored; floats
+    within ``rtol`` of each other (relative) count as equal."""
     out: list[str] = []
     if len(a) != len(b):
         out.append(f"{len(a)} generation records != {len(b)}")
     for i, (x, y) in enumerate(zip(a, b)):
-        _diff(comparable(x, y), comparable(y, x), f"generation[{i}]", out)
+        _diff(comparable(x, y), comparable(y, x), f"generation[{i}]", out, rtol)
     return out
 
 
@@ -74,8 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("a", type=Path)
     parser.add_argument("b", type=Path)
     parser.add_argument("--show", type=int, default=20, help="differences to print (default 20)")
+    parser.add_argument("--rtol", type=float, default=0.0, help="relative tolerance for floats (default 0)")
     args = parser.parse_args(argv)
-    diffs = differences(load(args.a), load(args.b))
+    diffs = differences(load(args.a), load(args.b), args.rtol)
     if not diffs:
         print(f"same: {args.a} and {args.b} ({len(load(args.a))} generations, wall times ignored)")
         return 0
