@@ -55,7 +55,14 @@ def has_avx2() -> bool:
 def run(config: str, run_dir: Path) -> Path:
     """``main.py --config expr_configs/CONFIG.yaml`` in a subprocess with the pinned kernels."""
     env = {**os.environ, **PINNED_KERNELS, "WANDB_MODE": "disabled"}
-    command = [sys.executable, "main.py", "--config", f"expr_configs/{config}.yaml", "--run-dir", str(run_dir)]
+    command = [
+        sys.executable,
+        "main.py",
+        "--config",
+        f"expr_configs/{config}.yaml",
+        "--run-dir",
+        str(run_dir),
+    ]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{config}: main.py exited {done.returncode}: {done.stderr[-2000:]}"
     return run_dir / "generations.jsonl"
