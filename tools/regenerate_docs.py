@@ -500,6 +500,7 @@ FIGURES = (
         "tuning/leduc_long_sharp_exploiters.txt",
         render_bench_text,
     ),
+    Figure("tuning_leduc_long_sharp_ab", "tuning.md", "tuning/leduc_long_sharp_ab.txt", render_bench_text),
     Figure(
         "tuning_leduc_long_kuhn_exploiters",
         "tuning.md",
