@@ -8,6 +8,7 @@ on a real Ray instance, where the workers do play while the learner updates.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,18 @@ def test_the_same_budgets_and_rounds_with_one_version_of_lag(overlap: bool) -> N
         assert out.metrics["a"]["policy_lag"] == 0.0 and out.metrics["b"]["policy_lag"] == 0.0
         assert [p[2] for p in server.pulls if p[0] == "a"] == [1, 2, 3, 4]
     assert all(lag in (0, 1) for lag in lags)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_train_split_counts_rollouts_played_when_sent(overlap: bool) -> None:
+    """A local executor plays a round when it is sent: that time is rollout time (the record's
+    env_steps_per_s divides by it), not lost between the split's two parts."""
+    manager, _ = build(LocalExecutor(), overlap=overlap)
+    started = time.perf_counter()
+    out = manager.run(tasks(4, 2))
+    wall = time.perf_counter() - started
+    assert out.rollout_s > 0.2 * wall, (out.rollout_s, out.update_s, wall)
+    assert out.rollout_s + out.update_s == pytest.approx(wall, rel=0.2)
 
 
 def test_a_lagged_batch_is_weighed_against_the_policy_that_played_it() -> None:
