@@ -502,6 +502,12 @@ FIGURES = (
     ),
     Figure("tuning_leduc_long_sharp_ab", "tuning.md", "tuning/leduc_long_sharp_ab.txt", render_bench_text),
     Figure(
+        "tuning_leduc_br_quality_fresh", "tuning.md", "tuning/leduc_br_quality_fresh.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_leduc_br_quality_main", "tuning.md", "tuning/leduc_br_quality_main.txt", render_bench_text
+    ),
+    Figure(
         "tuning_leduc_long_kuhn_exploiters",
         "tuning.md",
         "tuning/leduc_long_kuhn_exploiters.txt",
