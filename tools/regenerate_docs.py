@@ -502,6 +502,9 @@ FIGURES = (
     ),
     Figure("tuning_leduc_long_sharp_ab", "tuning.md", "tuning/leduc_long_sharp_ab.txt", render_bench_text),
     Figure(
+        "tuning_leduc_no_exploiters_ab", "tuning.md", "tuning/leduc_no_exploiters_ab.txt", render_bench_text
+    ),
+    Figure(
         "tuning_leduc_br_quality_fresh", "tuning.md", "tuning/leduc_br_quality_fresh.txt", render_bench_text
     ),
     Figure(
