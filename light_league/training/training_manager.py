@@ -125,16 +125,13 @@ class TrainingManager:
                 )
                 for t in active
             ]
-            return active, self.rollout.start_collect(requests)
-
-        def timed_start() -> tuple[list[TrainingTask], Collection] | None:
             # a local executor plays the whole round here, a remote one only sends it
             start = time.perf_counter()
-            round_ = start_round()
+            collection = self.rollout.start_collect(requests)
             out.rollout_s += time.perf_counter() - start
-            return round_
+            return active, collection
 
-        pending = timed_start()
+        pending = start_round()
         while pending is not None:
             active, collection = pending
             start = time.perf_counter()
@@ -149,7 +146,7 @@ class TrainingManager:
             batches = None
             if self.overlap:  # the next round plays while the learners update on this one
                 batches = {rep.learner_id: rep.batches for rep in reports}
-                pending = timed_start()
+                pending = start_round()
             start = time.perf_counter()
             for lid, result in self._train_steps(active, batches).items():
                 if result is None:
@@ -160,7 +157,7 @@ class TrainingManager:
                 out.updates[lid] = out.updates.get(lid, 0) + 1
             out.update_s += time.perf_counter() - start
             if not self.overlap:
-                pending = timed_start()
+                pending = start_round()
         out.metrics = {lid: {k: v / out.updates[lid] for k, v in acc.items()} for lid, acc in sums.items()}
         return out
 
