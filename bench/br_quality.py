@@ -26,6 +26,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +56,28 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def nash_mixture(run: Path, env_name: str) -> tuple[Any, list[str], np.ndarray]:
-    """The last generation's Nash mixture of ``run`` as one tabular policy, its support and weights."""
+@dataclass
+class Opponent:
+    """A run's last Nash mixture as one fixed tabular policy, with the exact values to score against."""
+
+    policy: Any
+    support: dict[str, float]
+    own: float  #: the mixture's value against itself in the first seat (-own in the second)
+    nash_conv: float  #: twice the exact best response's gain over the mixture, mean over seats
+
+
+def nash_mixture(run: Path, env_name: str) -> Opponent:
     last = json.loads((run / "generations.jsonl").read_text().splitlines()[-1])
-    support = [(k, w) for k, w in last["nash"].items() if w > 0.0]
-    ids = [k for k, _ in support]
-    weights = np.array([w for _, w in support]) / sum(w for _, w in support)
-    policies = [load_policy(run / "policies" / k) for k in ids]
-    return game_tree.mixture_policy(env_name, policies, weights), ids, weights
+    support = {k: w for k, w in last["nash"].items() if w > 0.0}
+    weights = np.array(list(support.values())) / sum(support.values())
+    policies = [load_policy(run / "policies" / k) for k in support]
+    mixture = game_tree.mixture_policy(env_name, policies, weights)
+    return Opponent(
+        mixture,
+        dict(zip(support, weights.tolist())),
+        game_tree.expected_payoff(env_name, mixture, mixture),
+        game_tree.nash_conv(env_name, mixture),
+    )
 
 
 def newest_main(run: Path) -> Path:
@@ -70,37 +85,32 @@ def newest_main(run: Path) -> Path:
     return run / "policies" / max(mains, key=lambda s: int(s.rsplit("-v", 1)[1]))
 
 
-def gain(env_name: str, policy: Any, mixture: Any, own: float) -> float:
-    """The learner's exact payoff against the mixture minus the mixture's own, mean over seats."""
-    as_first = game_tree.expected_payoff(env_name, policy, mixture) - own
-    as_second = -game_tree.expected_payoff(env_name, mixture, policy) + own
-    return 0.5 * (as_first + as_second)
+def share(env_name: str, policy: Any, opponent: Opponent) -> float:
+    """The learner's exact payoff against the mixture minus the mixture's own, mean over seats,
+    as a share of the exact best response's (NashConv / 2)."""
+    as_first = game_tree.expected_payoff(env_name, policy, opponent.policy) - opponent.own
+    as_second = -game_tree.expected_payoff(env_name, opponent.policy, policy) + opponent.own
+    return 0.5 * (as_first + as_second) / (opponent.nash_conv / 2)
 
 
 def train(
-    run: Path, variant: str, seed: int, updates: int, every: int, init: str
+    run: Path, config: Any, opponent: Opponent, variant: str, seed: int, args: argparse.Namespace
 ) -> tuple[list[float], float]:
-    config = load_config(run / "config.yaml", [])
-    env_name = config.env.name
     mappo = config.learner.mappo_for("league_exploiter").model_copy(update=VARIANTS[variant])
-    mixture, _, _ = nash_mixture(run, env_name)
-    own = game_tree.expected_payoff(env_name, mixture, mixture)
-    best = 0.5 * sum(game_tree.best_response_value(env_name, mixture, p) for p in (0, 1))
-    best_gain = best  # minus the mean of the seat values own and -own, which is 0
-    env = envs.make_batched(env_name, num_envs=config.execution.envs_per_worker)
+    env = envs.make_batched(config.env.name, num_envs=config.execution.envs_per_worker)
     learner = MAPPOLearner(env.spec, mappo, seed=seed)
-    if init == "main":
+    if args.init == "main":
         learner.set_weights(load_policy_files(newest_main(run))[0])
     loop = EpisodeLoop(env, seed=seed)
     shares = []
     start = time.perf_counter()
-    for update in range(1, updates + 1):
+    for update in range(1, args.updates + 1):
         res = loop.collect(
-            learner.policy, {"mixture": mixture}, {"mixture": 1.0}, config.execution.steps_per_call
+            learner.policy, {"mixture": opponent.policy}, {"mixture": 1.0}, config.execution.steps_per_call
         )
         learner.update(res.batch)
-        if update % every == 0:
-            shares.append(gain(env_name, learner.policy, mixture, own) / best_gain)
+        if update % args.every == 0:
+            shares.append(share(config.env.name, learner.policy, opponent))
     return shares, time.perf_counter() - start
 
 
@@ -116,17 +126,17 @@ def main() -> None:
     args = ap.parse_args()
     with recorded(args.out):
         config = load_config(args.run / "config.yaml", [])
-        mixture, ids, weights = nash_mixture(args.run, config.env.name)
-        nash_conv = game_tree.nash_conv(config.env.name, mixture)
+        opponent = nash_mixture(args.run, config.env.name)
+        nash_conv = opponent.nash_conv
         print(f"opponent: the last Nash mixture of {args.run} on {config.env.name}: NashConv {nash_conv:.3f}")
-        print("  support: " + ", ".join(f"{k} {w:.3f}" for k, w in zip(ids, weights)))
+        print("  support: " + ", ".join(f"{k} {w:.3f}" for k, w in opponent.support.items()))
         per_update = config.execution.envs_per_worker * config.execution.steps_per_call
         print(f"{per_update} env steps per update; init {args.init}; share of the best response's gain")
         print(f"(NashConv / 2 = {nash_conv / 2:.3f}) captured after each {args.every} updates:")
         for variant in args.variants:
             rows = []
             for seed in args.seeds:
-                shares, seconds = train(args.run, variant, seed, args.updates, args.every, args.init)
+                shares, seconds = train(args.run, config, opponent, variant, seed, args)
                 rows.append(shares)
                 print(
                     f"  {variant} s{seed}: " + " ".join(f"{s:6.3f}" for s in shares) + f"   ({seconds:.0f} s)"
