@@ -86,7 +86,19 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"learner.mappo_by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
             )
         config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
-    build_meta_solver(config.league.meta_solver)
+    solver, _ = build_meta_solver(config.league.meta_solver)
+    if config.evaluation.nash_conv == "least_exploitable" and not exact_supported(config.env.name):
+        raise ConfigError(
+            f"evaluation.nash_conv: least_exploitable needs an env with an OpenSpiel game "
+            f"({', '.join(envs.exact_games())}) and open_spiel installed, got env {config.env.name!r}; "
+            "use evaluation.nash_conv=auto"
+        )
+    if solver.game and not (exact_supported(config.env.name) and config.evaluation.exact != "never"):
+        raise ConfigError(
+            f"league.meta_solver: {solver.name} reads the exact game, which needs an env with an OpenSpiel "
+            f"game ({', '.join(envs.exact_games())}), open_spiel installed and evaluation.exact auto or always; "
+            f"got env {config.env.name!r}, evaluation.exact={config.evaluation.exact}; use league.meta_solver=nash"
+        )
     if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
         raise ConfigError(
             f"learner.kind: exact_br needs an env with an OpenSpiel game ({', '.join(envs.exact_games())}) "

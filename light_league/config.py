@@ -158,8 +158,12 @@ class EvaluationSection(Section):
     """``adaptive``: most games per cell (both seat orders together); exact payoffs count as this many."""
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
-    nash_conv: Literal["auto", "never"] = "auto"
-    """Compute the exact NashConv of the Nash-mixture policy where the game allows."""
+    nash_conv: Literal["auto", "least_exploitable", "never"] = "auto"
+    """Where the game allows (poker), compute an exact NashConv every generation: ``auto`` of the
+    meta-strategy (the Nash mixture by default); ``least_exploitable`` of the population's least
+    exploitable mixture (the weights over the members whose mixture an exact best response exploits
+    least; docs/league.md, "The league's output"), the meta-strategy's own NashConv logged beside
+    it as ``meta_nash_conv``; ``never`` skips it."""
     baselines: list[str] = Field(default_factory=list)
     """Fixed opponents added to the population at the start (Elo anchors), e.g. ``scripted_l1``."""
     elo_k: float = Field(32.0, gt=0.0, le=1000.0)
@@ -215,7 +219,8 @@ class StopSection(Section):
     max_wall_s: float | None = Field(None, gt=0.0)
     """Stop at the end of the first generation past this wall time."""
     target_nash_conv: float | None = Field(None, ge=0.0)
-    """Stop when the exact NashConv of the Nash mixture reaches this value (within 1e-9, so 0 works)."""
+    """Stop when the exact NashConv that ``evaluation.nash_conv`` reports (the meta-strategy's, or the
+    least exploitable mixture's) reaches this value (within 1e-9, so 0 works)."""
 
 
 class ExperimentConfig(Section):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from envs.base import EnvSpec
@@ -37,6 +38,15 @@ from light_league.types import AgentRecord, GenerationDecisions, TrainingTask
 
 #: ``stop.target_nash_conv`` fires at ``nash_conv <= target + NASH_CONV_TOLERANCE``
 NASH_CONV_TOLERANCE = 1e-9
+
+
+@dataclass
+class Output:
+    """The league's output mixture when it is not the meta-strategy (``evaluation.nash_conv:
+    least_exploitable``): weights by member, and the meta-strategy's own NashConv beside it."""
+
+    mixture: dict[str, float]
+    meta_nash_conv: float | None
 
 
 class Timer:
@@ -92,6 +102,8 @@ class Runner:
         self.wall_offset = restored.wall_s
         self.started = time.perf_counter()
         self.last_nash_conv: float | None = restored.last_nash_conv
+        #: the generation's least exploitable mixture (``evaluation.nash_conv: least_exploitable``)
+        self.output: Output | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -124,9 +136,20 @@ class Runner:
                 progress.set_eval_total(self.evaluation.planned_games(self.agents))
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
-            stats = self.agents.solve()
+            stats = self.agents.solve(game=self.evaluation.game)
+            # the output mixture is part of the solve (its NashConv comes with it), not a measurement
+            least = (
+                self.evaluation.least_exploitable_mixture(stats.ids)
+                if self.evaluation.least_exploitable
+                else None
+            )
         with timer("exploitability"):
             self.last_nash_conv = self.evaluation.nash_conv(stats)
+        self.output = None
+        if least is not None:
+            self.output = Output(least[0], self.last_nash_conv)
+            self.last_nash_conv = least[1]
+        self.evaluation.keep_members(stats.ids)
         self.env_steps += sum(outcome.env_steps.values()) + summary.env_steps
         with timer("checkpoint"):
             record = self._finish(gen, tasks, outcome, stats, timer)
@@ -215,6 +238,10 @@ class Runner:
         }
         if self.last_nash_conv is not None:
             record["nash_conv"] = self.last_nash_conv
+        if self.output is not None:
+            record["least_exploitable"] = {k: round(v, 6) for k, v in self.output.mixture.items()}
+            if self.output.meta_nash_conv is not None:
+                record["meta_nash_conv"] = self.output.meta_nash_conv
         return record
 
     def _log(
@@ -238,6 +265,8 @@ class Runner:
             out["league/diversity_score"] = float(stats.diversity)
         if self.last_nash_conv is not None:
             out["league/nash_conv"] = self.last_nash_conv
+        if self.output is not None and self.output.meta_nash_conv is not None:
+            out["league/meta_nash_conv"] = self.output.meta_nash_conv
         for agent, rating in stats.rating.items():
             out[f"rating/{agent}"] = rating
         for agent, rating in stats.elo.items():

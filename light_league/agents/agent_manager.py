@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,8 +244,11 @@ class AgentManager:
     def missing_pairs(self) -> list[tuple[str, str]]:
         return self.payoff_table.missing(self.member_ids())
 
-    def solve(self) -> LeagueStats:
-        """Payoff table, Nash mixture, entropy, Elo and diversity of the current population."""
+    def solve(self, game: Callable[[list[str]], dict[str, Any]] | None = None) -> LeagueStats:
+        """Payoff table, Nash mixture, entropy, Elo and diversity of the current population.
+
+        ``game(ids)`` gives a game meta-solver (``MetaSolver.game``) what it reads besides the
+        table: ``{"policies": [...], "env_name": ...}`` for the members ``ids``."""
         records = self.pool.list()
         ids = [r.agent_id for r in records]
         rates, games = self.payoff_table.matrix(ids)
@@ -256,11 +259,14 @@ class AgentManager:
         self._nash = dict(zip(ids, nash.tolist()))
         solver, options = self._meta_solver, self._meta_options
         began = time.perf_counter()
-        meta = (
-            nash
-            if solver is META_SOLVERS["nash"]
-            else checked_mixture(solver, solver(rates, options), len(ids))
-        )
+        if solver is META_SOLVERS["nash"]:
+            meta = nash
+        elif solver.game:
+            if game is None:
+                raise RuntimeError(f"meta-solver {solver.name!r} reads the game; solve() was not given it")
+            meta = checked_mixture(solver, solver(rates, options, **game(ids)), len(ids))
+        else:
+            meta = checked_mixture(solver, solver(rates, options), len(ids))
         solve_seconds = time.perf_counter() - began
         self._meta = dict(zip(ids, meta.tolist()))
         exact = np.array([[(min(a, b), max(a, b)) in self._exact for b in ids] for a in ids], dtype=bool)
@@ -273,7 +279,7 @@ class AgentManager:
             rates,
             games,
             meta,
-            draws=self._stability_draws if len(ids) > 1 else 0,
+            draws=self._stability_draws if len(ids) > 1 and not solver.game else 0,
             rng=rng,
             exact=exact,
             max_seconds=self._stability_max_s,

@@ -246,14 +246,24 @@ def _own_reach(tree: _Tree, probs: np.ndarray, p: int) -> np.ndarray:
 def _mixture(tree: _Tree, policies: Sequence[Policy], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Reach-weighted behaviour of the mixture, per player (n_p, A)."""
     tables = [_probs(tree, pol) for pol in policies]
+    probs = tuple(np.stack([tab[p] for tab in tables]) for p in (0, 1))  # (K, n_p, A) per player
+    reach = tuple(_own_reach(tree, probs[p], p) for p in (0, 1))
+    return _mix(tree, (probs[0], probs[1]), (reach[0], reach[1]), weights)
+
+
+def _mix(
+    tree: _Tree,
+    probs: tuple[np.ndarray, np.ndarray],
+    reach: tuple[np.ndarray, np.ndarray],
+    weights: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_mixture` from the members' action probabilities ``(K, n_p, A)`` and own reach ``(K, M)``."""
     out = []
     for p in (0, 1):
-        probs = np.stack([tab[p] for tab in tables])  # (K, n_p, A)
-        reach = _own_reach(tree, probs, p)[:, tree.info_node[p]]  # (K, n_p)
-        w = weights[p][:, None] * reach
-        num = np.einsum("ki,kia->ia", w, probs)
+        w = weights[p][:, None] * reach[p][:, tree.info_node[p]]
+        num = np.einsum("ki,kia->ia", w, probs[p])
         den = w.sum(axis=0)
-        fallback = np.einsum("k,kia->ia", weights[p], probs) / weights[p].sum()
+        fallback = np.einsum("k,kia->ia", weights[p], probs[p]) / weights[p].sum()
         out.append(np.where(den[:, None] > 0, num / np.maximum(den, 1e-300)[:, None], fallback))
     return out[0], out[1]
 
@@ -363,6 +373,86 @@ def nash_conv(env_name: str, policies: Policy | Sequence[Policy], weights: Any =
 def exploitability(env_name: str, policies: Policy | Sequence[Policy], weights: Any = None) -> float:
     """NashConv / 2 (the mean over both players of the best-response gain)."""
     return nash_conv(env_name, policies, weights) / 2.0
+
+
+@dataclass(frozen=True)
+class LeastExploitable:
+    """The mixture of a population that a best response exploits least (:func:`least_exploitable`)."""
+
+    weights: np.ndarray  #: (K,) over the policies, the same in both seats
+    nash_conv: float  #: the mixture's exact NashConv
+    lower_bound: float  #: no mixture of these policies has a NashConv below this
+    iterations: int  #: best responses computed (per seat)
+
+
+def least_exploitable(
+    env_name: str, policies: Sequence[Policy], *, tol: float = 1e-6, max_iterations: int = 1000
+) -> LeastExploitable:
+    """The weights over ``policies`` whose mixture has the lowest exact NashConv.
+
+    This is the restricted distribution of Anytime PSRO (McAleer et al., 2022): the least
+    exploitable mixture of the population against the *whole* game, where a Nash of the payoff
+    table is only unexploitable within the population. For a zero-sum game, NashConv of the
+    weights ``w`` is ``sum_p max_b u_p(b, mix_w)``, and each ``u_p(b, mix_w) = sum_i w_i u_p(b,
+    pi_i)`` is linear in ``w`` (the reach-weighted mixture plays like the mixed strategy). The
+    solve is a double oracle with one side restricted to the population: a linear program picks
+    ``w`` against the best responses found so far, an exact best response to its mixture is added
+    per seat, until the mixture's NashConv is within ``tol`` of the program's value (a lower bound
+    over all mixtures). Deterministic: the same policies in the same order give the same weights.
+    """
+    from scipy.optimize import linprog
+
+    tree, pols = _tree(env_name), _as_list(policies)
+    if not np.allclose(tree.returns.sum(axis=1), 0.0, atol=1e-9):
+        raise ValueError(f"least_exploitable needs a zero-sum game; {env_name!r} is not")
+    k = len(pols)
+    tables = [_probs(tree, pol) for pol in pols]
+    probs = (np.stack([t[0] for t in tables]), np.stack([t[1] for t in tables]))
+    reach = (_own_reach(tree, probs[0], 0), _own_reach(tree, probs[1], 1))
+    # payoff[p] (M, K): seat p's return at each node, weighted by chance and member i's reach in seat 1-p
+    payoff = [(tree.chance_reach * tree.returns[:, p])[:, None] * reach[1 - p].T for p in (0, 1)]
+    rows: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
+    weights, bound = np.full(k, 1.0 / k), -np.inf
+    best: tuple[float, np.ndarray] = (np.inf, weights)
+    iterations = 0
+    while iterations < max_iterations:
+        iterations += 1
+        profile = _mix(tree, probs, reach, np.stack([weights, weights]))
+        value = 0.0
+        for p in (0, 1):
+            action, br_value = _best_response(tree, profile, p)
+            value += br_value
+            one_hot = np.eye(tree.table.mask[p].shape[1])[action]
+            rows[p].append(_own_reach(tree, one_hot[None], p)[0] @ payoff[p])  # (K,) u_p(b, pi_i)
+        value -= float(_values(tree, profile).sum())
+        if value < best[0]:
+            best = (value, weights)
+        if best[0] - bound <= tol:
+            break
+        # min t0 + t1  s.t.  rows[p] @ w <= t_p,  sum(w) = 1,  w >= 0
+        n0, n1 = len(rows[0]), len(rows[1])
+        a_ub = np.zeros((n0 + n1, k + 2))
+        a_ub[:n0, :k], a_ub[:n0, k] = np.stack(rows[0]), -1.0
+        a_ub[n0:, :k], a_ub[n0:, k + 1] = np.stack(rows[1]), -1.0
+        cost = np.zeros(k + 2)
+        cost[k:] = 1.0
+        eq = np.zeros((1, k + 2))
+        eq[0, :k] = 1.0
+        res = linprog(
+            cost,
+            a_ub,
+            np.zeros(n0 + n1),
+            eq,
+            [1.0],
+            bounds=[(0, None)] * k + [(None, None)] * 2,
+            method="highs",
+        )
+        if res.status != 0:
+            raise RuntimeError(f"least_exploitable: the linear program failed ({res.message})")
+        bound = float(res.fun)
+        weights = np.clip(res.x[:k], 0.0, None)
+        weights /= weights.sum()
+    return LeastExploitable(best[1], max(best[0], 0.0) if best[0] > -1e-9 else best[0], bound, iterations)
 
 
 def best_response(

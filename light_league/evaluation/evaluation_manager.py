@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -123,7 +123,10 @@ class EvaluationManager:
                 f"installed, got env {env_name!r}; use exact=auto"
             )
         self.exact = supported and exact != "never"
-        self.compute_nash_conv = supported and nash_conv == "auto"
+        self.compute_nash_conv = supported and nash_conv != "never"
+        #: report the population's least exploitable mixture (and its NashConv) as the output
+        self.least_exploitable = supported and nash_conv == "least_exploitable"
+        self._members: dict[str, Policy] = {}
 
     def pairings(self, missing: list[tuple[str, str]]) -> list[tuple[str, str, int]]:
         n = self.episodes_per_pair
@@ -198,13 +201,31 @@ class EvaluationManager:
         entries = self.policy_server.pull({pid: 0 for pid in ids})
         return {pid: policy_from_entry(entries[pid], self.env_name) for pid in ids}
 
+    def member_policies(self, ids: list[str]) -> dict[str, Policy]:
+        """:meth:`policies` of frozen members, built once and kept until :meth:`keep_members` drops them."""
+        cache = self._members
+        missing = [pid for pid in ids if pid not in cache]
+        if missing:
+            cache.update(self.policies(missing))
+        return {pid: cache[pid] for pid in ids}
+
+    def keep_members(self, ids: list[str]) -> None:
+        """Forget the kept policies of members not in ``ids`` (dropped from the pool)."""
+        for pid in set(self._members) - set(ids):
+            del self._members[pid]
+
+    def game(self, ids: list[str]) -> dict[str, Any]:
+        """What a game meta-solver reads besides the payoff table: the members' policies and the env's name."""
+        pols = self.member_policies(ids)
+        return {"policies": [pols[pid] for pid in ids], "env_name": self.env_name}
+
     def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
         """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""
         from light_league.algorithms.game_tree import expected_payoff_matrix
 
         rows = sorted({a for a, _, _ in pairings})
         cols = sorted({b for _, b, _ in pairings})
-        pols = self.policies(sorted(set(rows) | set(cols)))
+        pols = self.member_policies(sorted(set(rows) | set(cols)))
         values = expected_payoff_matrix(self.env_name, [pols[a] for a in rows], [pols[b] for b in cols])
         lo, hi = self.spec.score_range
         out = {}
@@ -212,6 +233,13 @@ class EvaluationManager:
             value = float(values[rows.index(a), cols.index(b)])
             out[(a, b)] = min(1.0, max(0.0, (value - lo) / (hi - lo)))
         return out
+
+    def least_exploitable_mixture(self, ids: list[str]) -> tuple[dict[str, float], float]:
+        """The members' least exploitable mixture (weights by id) and its exact NashConv."""
+        from light_league.algorithms.game_tree import least_exploitable
+
+        result = least_exploitable(self.env_name, self.game(ids)["policies"])
+        return dict(zip(ids, result.weights.tolist())), result.nash_conv
 
     def nash_conv(self, stats: MetaGame) -> float | None:
         """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless
@@ -221,6 +249,6 @@ class EvaluationManager:
         from light_league.algorithms.game_tree import nash_conv
 
         support = [(pid, p) for pid, p in zip(stats.ids, stats.meta_strategy.tolist()) if p > 1e-9]
-        pols = self.policies([pid for pid, _ in support])
+        pols = self.member_policies([pid for pid, _ in support])
         value = float(nash_conv(self.env_name, [pols[pid] for pid, _ in support], [p for _, p in support]))
         return max(value, 0.0) if value > -1e-9 else value  # float noise below an exact 0

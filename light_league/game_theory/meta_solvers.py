@@ -18,6 +18,11 @@ The table :data:`META_SOLVERS` names the built-ins, as OpenSpiel's PSRO does:
 ``qre``         the logit quantal response equilibrium at ``temperature`` (the Nash of the
                 entropy-regularised game): every member keeps some mass, and the mixture moves
                 smoothly with the payoffs; tends to a Nash as ``temperature -> 0``
+``least_exploitable``
+                the mixture of the population that an exact best response in the *whole* game
+                exploits least (Anytime PSRO's restricted distribution, McAleer et al. 2022);
+                needs the members' policies and an exactly evaluated game (``game=True``):
+                Kuhn and Leduc poker with ``evaluation.exact`` on
 =============== ==============================================================================
 
 **The payoff matrix.** ``payoff[i, j]`` is what row ``i`` scores against column ``j`` in a
@@ -26,6 +31,10 @@ zero-sum form ``P - 0.5``. Every solver treats it as the zero-sum game ``(A, -A)
 the row player's mixture; adding a constant to every entry changes no solver's answer (they
 depend on payoff differences only). ``prd``, ``qre`` and ``uniform`` also take a stack
 ``(..., n, n)`` and solve each matrix at once (``MetaSolver.batched``).
+
+**Game solvers.** A :class:`MetaSolver` with ``game=True`` reads the game as well as the table:
+it is called ``fn(payoff, policies=..., env_name=..., **options)`` with the members' policies in
+the table's order. Its mixture does not come from sampled payoffs, so it has no stability draws.
 
 **Options** are keyword-only arguments of each function; :class:`MetaSolver` carries a
 :class:`~light_league.config_base.Section` that validates them from the config
@@ -286,6 +295,14 @@ def qre(
     return x
 
 
+def least_exploitable(payoff: np.ndarray, *, policies: Any, env_name: str, tol: float = 1e-6) -> np.ndarray:
+    """The mixture of ``policies`` with the lowest exact NashConv in ``env_name`` (the payoff table is
+    not read); :func:`light_league.algorithms.game_tree.least_exploitable`."""
+    from light_league.algorithms.game_tree import least_exploitable as solve
+
+    return solve(env_name, policies, tol=tol).weights
+
+
 # ---------------------------------------------------------------------------- the table
 
 
@@ -336,6 +353,13 @@ class QREOptions(Section):
     """Stop once no probability moves by more than this in one step."""
 
 
+class LeastExploitableOptions(Section):
+    """``least_exploitable``: when the solve stops."""
+
+    tol: float = Field(1e-6, gt=0.0, le=1e-1)
+    """Stop once the mixture's NashConv is within this of the lowest any mixture of the population can have."""
+
+
 @dataclass(frozen=True)
 class MetaSolver:
     """A named meta-solver: ``fn(payoff, **options) -> mixture``, its options section, batching."""
@@ -345,10 +369,17 @@ class MetaSolver:
     Config: type[Section] = NoOptions
     #: ``fn`` accepts a stack ``(..., n, n)`` and returns ``(..., n)``
     batched: bool = False
+    #: ``fn`` also reads the game: ``fn(payoff, policies=..., env_name=..., **options)``
+    game: bool = False
 
-    def __call__(self, payoff: np.ndarray, options: Section | None = None) -> np.ndarray:
-        """The mixture for ``payoff`` with ``options`` (an instance of ``Config``; defaults when None)."""
+    def __call__(self, payoff: np.ndarray, options: Section | None = None, **game: Any) -> np.ndarray:
+        """The mixture for ``payoff`` with ``options`` (an instance of ``Config``; defaults when None);
+        ``game`` (``policies``, ``env_name``) goes to a game solver only."""
         kwargs = dict(options or self.Config()) if self.Config is not NoOptions else {}
+        if self.game:
+            if not game:
+                raise ValueError(f"meta-solver {self.name!r} needs the members' policies and env_name")
+            kwargs.update(game)
         out = np.asarray(self.fn(payoff, **kwargs), dtype=np.float64)
         return out
 
@@ -370,6 +401,9 @@ META_SOLVERS: dict[str, MetaSolver] = {
     "prd": MetaSolver("prd", prd, PRDOptions, batched=True),
     "alpharank": MetaSolver("alpharank", alpharank, AlphaRankOptions),
     "qre": MetaSolver("qre", qre, QREOptions, batched=True),
+    "least_exploitable": MetaSolver(
+        "least_exploitable", least_exploitable, LeastExploitableOptions, game=True
+    ),
 }
 
 

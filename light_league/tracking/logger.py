@@ -57,7 +57,11 @@ class GenerationRecord(TypedDict):
     meta_strategy: NotRequired[dict[str, float]]  #: that solver's mixture (= nash by default)
     meta_entropy: NotRequired[float]
     meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
-    nash_conv: NotRequired[float]  #: only for games where it is exact (of the meta-strategy)
+    #: only for games where it is exact: of the meta-strategy, or of ``least_exploitable`` when recorded
+    nash_conv: NotRequired[float]
+    #: ``evaluation.nash_conv: least_exploitable``: the members' least exploitable mixture
+    least_exploitable: NotRequired[dict[str, float]]
+    meta_nash_conv: NotRequired[float]  #: with ``least_exploitable``: the meta-strategy's own NashConv
     env_steps_per_s: NotRequired[float]  #: this generation's throughput
     timings: NotRequired[dict[str, float]]  #: seconds per phase of this generation
     newest: NotRequired[list[NewestEntry]]  #: each learner's newest snapshot, see ``newest_entries``

@@ -116,6 +116,11 @@ def test_misspelt_solver_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
         ("league.meta_solver={name: prd, dt: 0}", "league.meta_solver.dt: 0 is invalid"),
         ("league.meta_solver={name: qre, temprature: 1}", "did you mean temperature?"),
         ("league.meta_solver={iterations: 3}", "league.meta_solver: {...} is invalid: needs a 'name'"),
+        (
+            "league.meta_solver=least_exploitable",
+            "league.meta_solver: least_exploitable reads the exact game",
+        ),
+        ("evaluation.nash_conv=least_exploitable", "evaluation.nash_conv: least_exploitable needs an env"),
     ],
 )
 def test_bad_solver_options_exit_2(
@@ -166,6 +171,75 @@ def test_sampled_run_writes_intervals_stability_and_logged_keys(tmp_path: Path) 
     assert "[95% interval]" in text and "Meta-strategy (qre)" in text
     cells = (tmp_path / "table_cells.csv").read_text().splitlines()
     assert cells[0] == "row,column,win_rate,games,ci_low,ci_high" and len(cells) == 1 + len(members) ** 2
+
+
+@pytest.mark.openspiel
+def test_least_exploitable_meta_solver_runs_anytime_psro_on_kuhn(tmp_path: Path) -> None:
+    """psro_kuhn.yaml with ``least_exploitable``: each generation's meta-strategy is the least
+    exploitable mixture of that generation's members, so its NashConv never rises and is never
+    above the table Nash mixture's; nothing is resampled. (It does not reach 0 here: a best
+    response to it can already be a member; docs/league.md, "Meta-solvers".)"""
+    pytest.importorskip("pyspiel")
+    from light_league.algorithms import game_tree
+    from light_league.algorithms.mappo import load_policy
+
+    run_dir = tmp_path / "kuhn"
+    assert main(["--config", KUHN, "--run-dir", str(run_dir), "league.meta_solver=least_exploitable"]) == 0
+    gens = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    assert {g["meta_solver"] for g in gens} == {"least_exploitable"}
+    assert all(b["nash_conv"] <= a["nash_conv"] + 1e-9 for a, b in zip(gens, gens[1:]))
+    assert gens[-1]["nash_conv"] < 0.25 * gens[0]["nash_conv"]
+    assert all(g.get("meta_stability", {"draws": 0})["draws"] == 0 for g in gens)
+    for g in gens[1::3]:
+        ids = list(g["meta_strategy"])
+        policies = [load_policy(run_dir / "policies" / i) for i in ids]
+        expected = game_tree.least_exploitable("kuhn_poker", policies)
+        np.testing.assert_allclose(list(g["meta_strategy"].values()), expected.weights, atol=1e-6)
+        assert g["nash_conv"] == pytest.approx(expected.nash_conv, abs=1e-9)
+        assert g["nash_conv"] <= game_tree.nash_conv("kuhn_poker", policies, list(g["nash"].values())) + 1e-9
+
+
+@pytest.mark.openspiel
+def test_nash_conv_of_the_least_exploitable_mixture_is_reported_and_training_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    """``evaluation.nash_conv: least_exploitable`` on psro_kuhn.yaml: the same run as with ``auto``
+    (same members, same Nash mixtures; ``meta_nash_conv`` is the ``auto`` run's ``nash_conv``), and
+    ``nash_conv`` is that of the members' least exploitable mixture: never above the Nash mixture's,
+    never rising from one generation to the next, logged to TensorBoard beside ``meta_nash_conv``."""
+    pytest.importorskip("pyspiel")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from light_league.algorithms import game_tree
+    from light_league.algorithms.mappo import load_policy
+
+    runs = {}
+    for mode in ("auto", "least_exploitable"):
+        run_dir = tmp_path / mode
+        argv = ["--config", KUHN, "--run-dir", str(run_dir), f"evaluation.nash_conv={mode}"]
+        assert main([*argv, "stop.target_nash_conv=null", "stop.max_generations=8"]) == 0
+        runs[mode] = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    auto, lex = runs["auto"], runs["least_exploitable"]
+    assert [g["nash"] for g in lex] == [g["nash"] for g in auto]
+    assert [g["meta_nash_conv"] for g in lex] == pytest.approx([g["nash_conv"] for g in auto], abs=1e-12)
+    assert all(g["nash_conv"] <= g["meta_nash_conv"] + 1e-9 for g in lex)
+    assert all(b["nash_conv"] <= a["nash_conv"] + 1e-9 for a, b in zip(lex, lex[1:]))
+    assert "least_exploitable" not in auto[-1] and "meta_nash_conv" not in auto[-1]
+    run_dir = tmp_path / "least_exploitable"
+    for g in lex[2::3]:
+        ids = list(g["least_exploitable"])
+        expected = game_tree.least_exploitable(
+            "kuhn_poker", [load_policy(run_dir / "policies" / i) for i in ids]
+        )
+        np.testing.assert_allclose(list(g["least_exploitable"].values()), expected.weights, atol=1e-6)
+        assert g["nash_conv"] == pytest.approx(expected.nash_conv, abs=1e-9)
+    acc = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"scalars": 0})
+    acc.Reload()
+    logged = {
+        tag: [e.value for e in acc.Scalars(tag)] for tag in ("league/nash_conv", "league/meta_nash_conv")
+    }
+    assert logged["league/nash_conv"] == pytest.approx([g["nash_conv"] for g in lex], abs=1e-6)
+    assert logged["league/meta_nash_conv"] == pytest.approx([g["meta_nash_conv"] for g in lex], abs=1e-6)
 
 
 @pytest.mark.slow

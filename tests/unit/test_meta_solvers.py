@@ -44,12 +44,24 @@ def dominated_game() -> np.ndarray:
 
 
 def test_name_table() -> None:
-    assert sorted(META_SOLVERS) == ["alpharank", "maxent_nash", "nash", "prd", "qre", "uniform"]
+    assert sorted(META_SOLVERS) == [
+        "alpharank",
+        "least_exploitable",
+        "maxent_nash",
+        "nash",
+        "prd",
+        "qre",
+        "uniform",
+    ]
     for name, solver in META_SOLVERS.items():
         assert solver.name == name and resolve_meta_solver(name) is solver
 
 
-@pytest.mark.parametrize("name", sorted(META_SOLVERS))
+#: the solvers of the payoff table alone (a game solver also reads the members' policies)
+TABLE_SOLVERS = sorted(name for name, solver in META_SOLVERS.items() if not solver.game)
+
+
+@pytest.mark.parametrize("name", TABLE_SOLVERS)
 def test_every_solver_returns_a_mixture_and_ignores_a_shift(name: str) -> None:
     solver = META_SOLVERS[name]
     options = PRDOptions(iterations=3000, dt=0.01) if name == "prd" else None
@@ -59,7 +71,7 @@ def test_every_solver_returns_a_mixture_and_ignores_a_shift(name: str) -> None:
     np.testing.assert_allclose(solver(p - 0.5, options), x, atol=1e-9)  # P and P - 0.5: same game
 
 
-@pytest.mark.parametrize("name", sorted(META_SOLVERS))
+@pytest.mark.parametrize("name", TABLE_SOLVERS)
 def test_rps_is_uniform_for_every_solver(name: str) -> None:
     options = PRDOptions(iterations=2000, dt=0.01) if name == "prd" else None
     np.testing.assert_allclose(META_SOLVERS[name](win_rates(RPS), options), np.full(3, 1 / 3), atol=1e-6)
@@ -242,3 +254,29 @@ def test_alpharank_agrees_with_openspiel_on_20_random_matrices(settings: dict[st
             theirs = osar.compute([p], **settings)[2]
             worst = max(worst, float(np.abs(alpharank(p, **settings) - theirs).max()))  # type: ignore[arg-type]
     assert worst < 1e-4
+
+
+def test_a_game_solver_without_the_game_is_named() -> None:
+    with pytest.raises(ValueError, match="meta-solver 'least_exploitable' needs the members' policies"):
+        META_SOLVERS["least_exploitable"](win_rates(RPS))
+
+
+@pytest.mark.openspiel
+def test_least_exploitable_reads_the_policies_not_the_table() -> None:
+    """Its mixture is the game tree's least exploitable one, whatever the table says."""
+    pytest.importorskip("pyspiel")
+    from light_league.algorithms import game_tree
+    from light_league.algorithms.tabular import TabularPolicy
+
+    table = game_tree.infostate_table("kuhn_poker")
+    obs, mask = np.concatenate(table.obs), np.concatenate(table.mask)
+    rng = np.random.default_rng(0)
+    policies = [TabularPolicy(obs, rng.dirichlet(np.ones(2), size=len(mask))) for _ in range(3)]
+    expected = game_tree.least_exploitable("kuhn_poker", policies).weights
+    solver = META_SOLVERS["least_exploitable"]
+    for payoff in (win_rates(RPS), win_rates(BIASED_RPS)):
+        x = solver(payoff, None, policies=policies, env_name="kuhn_poker")
+        np.testing.assert_array_equal(x, expected)
+    assert game_tree.nash_conv("kuhn_poker", policies, expected) <= 1e-9 + min(
+        game_tree.nash_conv("kuhn_poker", p) for p in policies
+    )
