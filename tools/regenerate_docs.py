@@ -480,6 +480,10 @@ FIGURES = (
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
     Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
+    Figure("league_quality_leduc", "benchmarks.md", "league_quality_leduc.txt", render_bench_text),
+    Figure(
+        "league_quality_leduc_wallclock", "benchmarks.md", "league_quality_leduc_wallclock.txt", render_bench_text
+    ),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
@@ -516,6 +520,13 @@ FIGURES = (
         "tuning/leduc_long_kuhn_exploiters.txt",
         render_bench_text,
     ),
+    Figure(
+        "tuning_leduc_least_exploitable_ab",
+        "tuning.md",
+        "tuning/leduc_least_exploitable_ab.txt",
+        render_bench_text,
+    ),
+    Figure("tuning_leduc_output_posthoc", "tuning.md", "tuning/leduc_output_posthoc.txt", render_bench_text),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
     Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),
