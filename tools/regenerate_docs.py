@@ -482,7 +482,10 @@ FIGURES = (
     Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
     Figure("league_quality_leduc", "benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure(
-        "league_quality_leduc_wallclock", "benchmarks.md", "league_quality_leduc_wallclock.txt", render_bench_text
+        "league_quality_leduc_wallclock",
+        "benchmarks.md",
+        "league_quality_leduc_wallclock.txt",
+        render_bench_text,
     ),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
