@@ -248,7 +248,7 @@ class AgentManager:
         """Payoff table, Nash mixture, entropy, Elo and diversity of the current population.
 
         ``game(ids)`` gives a game meta-solver (``MetaSolver.game``) what it reads besides the
-        table: ``{"policies": [...], "env_name": ...}`` for the members ``ids``."""
+        table: ``{"game": ExactGame}`` for the members ``ids``."""
         records = self.pool.list()
         ids = [r.agent_id for r in records]
         rates, games = self.payoff_table.matrix(ids)

@@ -82,6 +82,19 @@ class MetaGame(Protocol):
     def meta_strategy(self) -> np.ndarray: ...
 
 
+@dataclass(frozen=True)
+class MemberGame:
+    """The members' policies in an exactly evaluated game (a game meta-solver's ``ExactGame``)."""
+
+    env_name: str
+    policies: list[Policy]
+
+    def least_exploitable(self, tol: float) -> np.ndarray:
+        from light_league.algorithms.game_tree import least_exploitable
+
+        return least_exploitable(self.env_name, self.policies, tol=tol).weights
+
+
 @dataclass
 class EvaluationSummary:
     pairs: int
@@ -215,9 +228,9 @@ class EvaluationManager:
             del self._members[pid]
 
     def game(self, ids: list[str]) -> dict[str, Any]:
-        """What a game meta-solver reads besides the payoff table: the members' policies and the env's name."""
+        """What a game meta-solver reads besides the payoff table: ``{"game": MemberGame}``."""
         pols = self.member_policies(ids)
-        return {"policies": [pols[pid] for pid in ids], "env_name": self.env_name}
+        return {"game": MemberGame(self.env_name, [pols[pid] for pid in ids])}
 
     def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
         """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""
@@ -238,7 +251,8 @@ class EvaluationManager:
         """The members' least exploitable mixture (weights by id) and its exact NashConv."""
         from light_league.algorithms.game_tree import least_exploitable
 
-        result = least_exploitable(self.env_name, self.game(ids)["policies"])
+        pols = self.member_policies(ids)
+        result = least_exploitable(self.env_name, [pols[pid] for pid in ids])
         return dict(zip(ids, result.weights.tolist())), result.nash_conv
 
     def nash_conv(self, stats: MetaGame) -> float | None:

@@ -33,8 +33,8 @@ depend on payoff differences only). ``prd``, ``qre`` and ``uniform`` also take a
 ``(..., n, n)`` and solve each matrix at once (``MetaSolver.batched``).
 
 **Game solvers.** A :class:`MetaSolver` with ``game=True`` reads the game as well as the table:
-it is called ``fn(payoff, policies=..., env_name=..., **options)`` with the members' policies in
-the table's order. Its mixture does not come from sampled payoffs, so it has no stability draws.
+it is called ``fn(payoff, game=..., **options)`` with an :class:`ExactGame` of the members in the
+table's order. Its mixture does not come from sampled payoffs, so it has no stability draws.
 
 **Options** are keyword-only arguments of each function; :class:`MetaSolver` carries a
 :class:`~light_league.config_base.Section` that validates them from the config
@@ -48,7 +48,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import Field
@@ -295,12 +295,19 @@ def qre(
     return x
 
 
-def least_exploitable(payoff: np.ndarray, *, policies: Any, env_name: str, tol: float = 1e-6) -> np.ndarray:
-    """The mixture of ``policies`` with the lowest exact NashConv in ``env_name`` (the payoff table is
-    not read); :func:`light_league.algorithms.game_tree.least_exploitable`."""
-    from light_league.algorithms.game_tree import least_exploitable as solve
+class ExactGame(Protocol):
+    """What a game meta-solver reads besides the table: the members in the game (the evaluation's
+    :class:`~light_league.evaluation.evaluation_manager.MemberGame`)."""
 
-    return solve(env_name, policies, tol=tol).weights
+    def least_exploitable(self, tol: float) -> np.ndarray:
+        """The members' weights whose mixture has the lowest exact NashConv (to ``tol``)."""
+        ...
+
+
+def least_exploitable(payoff: np.ndarray, *, game: ExactGame, tol: float = 1e-6) -> np.ndarray:
+    """The members' mixture with the lowest exact NashConv in the whole game (the payoff table is
+    not read); :func:`light_league.algorithms.game_tree.least_exploitable`."""
+    return game.least_exploitable(tol)
 
 
 # ---------------------------------------------------------------------------- the table
@@ -369,16 +376,16 @@ class MetaSolver:
     Config: type[Section] = NoOptions
     #: ``fn`` accepts a stack ``(..., n, n)`` and returns ``(..., n)``
     batched: bool = False
-    #: ``fn`` also reads the game: ``fn(payoff, policies=..., env_name=..., **options)``
+    #: ``fn`` also reads the game: ``fn(payoff, game=ExactGame, **options)``
     game: bool = False
 
     def __call__(self, payoff: np.ndarray, options: Section | None = None, **game: Any) -> np.ndarray:
         """The mixture for ``payoff`` with ``options`` (an instance of ``Config``; defaults when None);
-        ``game`` (``policies``, ``env_name``) goes to a game solver only."""
+        ``game`` (``game=ExactGame``) goes to a game solver only."""
         kwargs = dict(options or self.Config()) if self.Config is not NoOptions else {}
         if self.game:
             if not game:
-                raise ValueError(f"meta-solver {self.name!r} needs the members' policies and env_name")
+                raise ValueError(f"meta-solver {self.name!r} needs the members' game (game=ExactGame)")
             kwargs.update(game)
         out = np.asarray(self.fn(payoff, **kwargs), dtype=np.float64)
         return out

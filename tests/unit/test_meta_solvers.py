@@ -257,7 +257,7 @@ def test_alpharank_agrees_with_openspiel_on_20_random_matrices(settings: dict[st
 
 
 def test_a_game_solver_without_the_game_is_named() -> None:
-    with pytest.raises(ValueError, match="meta-solver 'least_exploitable' needs the members' policies"):
+    with pytest.raises(ValueError, match="meta-solver 'least_exploitable' needs the members' game"):
         META_SOLVERS["least_exploitable"](win_rates(RPS))
 
 
@@ -267,6 +267,7 @@ def test_least_exploitable_reads_the_policies_not_the_table() -> None:
     pytest.importorskip("pyspiel")
     from light_league.algorithms import game_tree
     from light_league.algorithms.tabular import TabularPolicy
+    from light_league.evaluation.evaluation_manager import MemberGame
 
     table = game_tree.infostate_table("kuhn_poker")
     obs, mask = np.concatenate(table.obs), np.concatenate(table.mask)
@@ -275,7 +276,7 @@ def test_least_exploitable_reads_the_policies_not_the_table() -> None:
     expected = game_tree.least_exploitable("kuhn_poker", policies).weights
     solver = META_SOLVERS["least_exploitable"]
     for payoff in (win_rates(RPS), win_rates(BIASED_RPS)):
-        x = solver(payoff, None, policies=policies, env_name="kuhn_poker")
+        x = solver(payoff, None, game=MemberGame("kuhn_poker", policies))
         np.testing.assert_array_equal(x, expected)
     assert game_tree.nash_conv("kuhn_poker", policies, expected) <= 1e-9 + min(
         game_tree.nash_conv("kuhn_poker", p) for p in policies
