@@ -10,8 +10,8 @@ Nash-mixture policy is reported.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from light_league.data_buffer.stores import PolicyStore
 from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.types import Behaviour, MatchResult
+
+if TYPE_CHECKING:
+    from light_league.algorithms.game_tree import LeastExploitable
 
 
 def exact_supported(env_name: str) -> bool:
@@ -84,15 +87,26 @@ class MetaGame(Protocol):
 
 @dataclass(frozen=True)
 class MemberGame:
-    """The members' policies in an exactly evaluated game (a game meta-solver's ``ExactGame``)."""
+    """The members' policies in an exactly evaluated game (a game meta-solver's ``ExactGame``).
+
+    A solve is kept by its ``tol``: the meta-solver and the reported output of one generation read
+    the same least exploitable mixture without solving twice.
+    """
 
     env_name: str
     policies: list[Policy]
+    _solved: dict[float, LeastExploitable] = field(default_factory=dict, compare=False, repr=False)
+
+    def solve(self, tol: float = 1e-6) -> LeastExploitable:
+        """The members' least exploitable mixture (:func:`~light_league.algorithms.game_tree.least_exploitable`)."""
+        if tol not in self._solved:
+            from light_league.algorithms.game_tree import least_exploitable
+
+            self._solved[tol] = least_exploitable(self.env_name, self.policies, tol=tol)
+        return self._solved[tol]
 
     def least_exploitable(self, tol: float) -> np.ndarray:
-        from light_league.algorithms.game_tree import least_exploitable
-
-        return least_exploitable(self.env_name, self.policies, tol=tol).weights
+        return self.solve(tol).weights
 
 
 @dataclass
@@ -140,6 +154,7 @@ class EvaluationManager:
         #: report the population's least exploitable mixture (and its NashConv) as the output
         self.least_exploitable = supported and nash_conv == "least_exploitable"
         self._members: dict[str, Policy] = {}
+        self._game: tuple[tuple[str, ...], MemberGame] | None = None
 
     def pairings(self, missing: list[tuple[str, str]]) -> list[tuple[str, str, int]]:
         n = self.episodes_per_pair
@@ -227,10 +242,16 @@ class EvaluationManager:
         for pid in set(self._members) - set(ids):
             del self._members[pid]
 
+    def member_game(self, ids: list[str]) -> MemberGame:
+        """The members ``ids`` as a :class:`MemberGame`, the same object until the ids change."""
+        if self._game is None or self._game[0] != tuple(ids):
+            pols = self.member_policies(ids)
+            self._game = (tuple(ids), MemberGame(self.env_name, [pols[pid] for pid in ids]))
+        return self._game[1]
+
     def game(self, ids: list[str]) -> dict[str, Any]:
         """What a game meta-solver reads besides the payoff table: ``{"game": MemberGame}``."""
-        pols = self.member_policies(ids)
-        return {"game": MemberGame(self.env_name, [pols[pid] for pid in ids])}
+        return {"game": self.member_game(ids)}
 
     def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
         """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""
@@ -248,12 +269,10 @@ class EvaluationManager:
         return out
 
     def least_exploitable_mixture(self, ids: list[str]) -> tuple[dict[str, float], float]:
-        """The members' least exploitable mixture (weights by id) and its exact NashConv."""
-        from light_league.algorithms.game_tree import least_exploitable
-
-        pols = self.member_policies(ids)
-        result = least_exploitable(self.env_name, [pols[pid] for pid in ids])
-        return dict(zip(ids, result.weights.tolist())), result.nash_conv
+        """The members' least exploitable mixture (weights by id) and its exact NashConv; solved
+        once per generation even when ``league.meta_solver`` is ``least_exploitable`` too."""
+        result = self.member_game(ids).solve()
+        return dict(zip(ids, result.weights.tolist(), strict=True)), result.nash_conv
 
     def nash_conv(self, stats: MetaGame) -> float | None:
         """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless

@@ -242,6 +242,35 @@ def test_nash_conv_of_the_least_exploitable_mixture_is_reported_and_training_is_
     assert logged["league/meta_nash_conv"] == pytest.approx([g["meta_nash_conv"] for g in lex], abs=1e-6)
 
 
+@pytest.mark.openspiel
+def test_least_exploitable_as_meta_solver_and_output_is_solved_once_per_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``league.meta_solver`` and ``evaluation.nash_conv`` both ``least_exploitable`` the
+    meta-strategy and the reported output are one solve: one call per generation, the same weights,
+    and ``nash_conv`` equal to ``meta_nash_conv``."""
+    pytest.importorskip("pyspiel")
+    from light_league.algorithms import game_tree
+
+    calls = []
+    solve = game_tree.least_exploitable
+
+    def counted(*args: object, **kwargs: object) -> game_tree.LeastExploitable:
+        calls.append(1)
+        return solve(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(game_tree, "least_exploitable", counted)
+    run_dir = tmp_path / "both"
+    argv = ["--config", KUHN, "--run-dir", str(run_dir), "league.meta_solver=least_exploitable"]
+    argv += ["evaluation.nash_conv=least_exploitable", "stop.target_nash_conv=null", "stop.max_generations=4"]
+    assert main(argv) == 0
+    gens = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    assert len(gens) == 4 and len(calls) == 4
+    for g in gens:
+        assert g["least_exploitable"] == pytest.approx(g["meta_strategy"], abs=1e-6)
+        assert g["nash_conv"] == pytest.approx(g["meta_nash_conv"], abs=1e-9)
+
+
 @pytest.mark.slow
 @pytest.mark.openspiel
 def test_psro_leduc_yaml_with_qre_lowers_nash_conv_on_exact_payoffs(tmp_path: Path) -> None:
