@@ -238,26 +238,33 @@ def render_psro_kuhn_run(data: Path) -> str:
 
 
 def render_league_leduc_run(data: Path) -> str:
-    """The shipped league_leduc.yaml run: the exact NashConv of the Nash mixture per generation."""
+    """The shipped league_leduc.yaml run: its reported exact NashConv per generation (every fifth
+    generation and the last one when the run is long)."""
     records = _jsonl(data / "generations.jsonl")
     config = (data / "config.yaml").read_text(encoding="utf-8")
     target = re.search(r"target_nash_conv:\s*([\d.]+)", config)
+    budget = re.search(r"max_wall_s:\s*([\d.]+)", config)
     last = records[-1]
     best = min(records, key=lambda r: r["nash_conv"])
     reached = target is not None and last["nash_conv"] <= float(target[1])
+    shown = records if len(records) <= 12 else [*records[:-1:5], last]
     lines = [
-        "| gen | " + " | ".join(str(r["generation"]) for r in records) + " |",
-        "|---|" + "---|" * len(records),
+        "| gen | " + " | ".join(str(r["generation"]) for r in shown) + " |",
+        "|---|" + "---|" * len(shown),
         "| nash_conv | "
         + " | ".join(
-            (f"**{r['nash_conv']:.3f}**" if r is last and reached else f"{r['nash_conv']:.3f}")
-            for r in records
+            (f"**{r['nash_conv']:.3f}**" if r is last and reached else f"{r['nash_conv']:.3f}") for r in shown
         )
         + " |",
-        "| wall s | " + " | ".join(f"{r['wall_s']:.0f}" for r in records) + " |",
+        "| wall s | " + " | ".join(f"{r['wall_s']:.0f}" for r in shown) + " |",
         "",
         f"The run stopped at generation {last['generation']} with NashConv {last['nash_conv']:.3f}"
         + (f" (its target, {float(target[1])}, reached)" if reached else "")
+        + (
+            f" (the first generation to end past its {float(budget[1]):.0f} s budget)"
+            if budget is not None and not reached and last["wall_s"] >= float(budget[1])
+            else ""
+        )
         + f", after {last['env_steps'] / 1e6:.2f} M env steps and {len(last['population'])} members"
         + (
             ""
@@ -481,12 +488,6 @@ FIGURES = (
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
     Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
     Figure("league_quality_leduc", "benchmarks.md", "league_quality_leduc.txt", render_bench_text),
-    Figure(
-        "league_quality_leduc_wallclock",
-        "benchmarks.md",
-        "league_quality_leduc_wallclock.txt",
-        render_bench_text,
-    ),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
@@ -530,6 +531,13 @@ FIGURES = (
         render_bench_text,
     ),
     Figure("tuning_leduc_output_posthoc", "tuning.md", "tuning/leduc_output_posthoc.txt", render_bench_text),
+    Figure("tuning_leduc_long_seeds9_11", "tuning.md", "tuning/leduc_long_seeds9_11.txt", render_bench_text),
+    Figure(
+        "tuning_leduc_long_seeds9_11_wallclock",
+        "tuning.md",
+        "tuning/leduc_long_seeds9_11_wallclock.txt",
+        render_bench_text,
+    ),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
     Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),
@@ -587,7 +595,7 @@ FIGURES = (
 CAPTURES = {
     "league_run": capture_league_run,
     "psro_kuhn_run": capture_run,
-    "league_leduc_run": capture_run,
+    "league_leduc_run": lambda run_dir, out: capture_run(run_dir, out, payoff=False),  # 160+ members: 1.8 MB
     "rps_tiny_run": capture_run,
     "psro_leduc_run": lambda run_dir, out: capture_run(run_dir, out, payoff=False),  # 100+ members: 0.8 MB
 }
