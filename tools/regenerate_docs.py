@@ -538,6 +538,18 @@ FIGURES = (
         "tuning/leduc_long_seeds9_11_wallclock.txt",
         render_bench_text,
     ),
+    Figure(
+        "tuning_leduc_long_seeds12_14", "tuning.md", "tuning/leduc_long_seeds12_14.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_leduc_sharp_seeds15_17", "tuning.md", "tuning/leduc_sharp_seeds15_17.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_leduc_sharp_reset_seeds18_20",
+        "tuning.md",
+        "tuning/leduc_sharp_reset_seeds18_20.txt",
+        render_bench_text,
+    ),
     Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
     Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),

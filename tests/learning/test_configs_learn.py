@@ -7,9 +7,11 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   snapshot scores above 0.5 in its 32 evaluation games against ``scripted_l1`` (a draw counts
   half; its Elo is above the random baseline's), and the league did its bookkeeping: the main
   exploiter was snapshotted, every main-agent snapshot was evaluated against the baselines;
-* leduc: within four generations the exact NashConv of the members' least exploitable mixture
-  (the config's output) falls well below the uniform policy's 4.747, to below 1.6 (seed 0 is at
-  1.16 there), never rising from one generation to the next, and never above the Nash mixture's;
+* leduc: within twelve generations the exact NashConv of the members' least exploitable mixture
+  (the config's output) falls from the uniform policy's 4.747 to below 0.7 (seed 0 is at 0.593
+  there, seeds 18-23 at 0.53-0.63; the config before its exploiters restarted from the main agent
+  was at 0.949 on seed 0 and 0.70-0.76 on seeds 18-20), never rising from one generation to the
+  next, and never above the Nash mixture's;
 * kuhn (``league_kuhn.yaml``): after twelve generations the NashConv of the Nash mixture is at
   most 0.01 (seeds 0-2 are at 0.001-0.004 there; the ``league_leduc.yaml`` settings on Kuhn,
   without the sharp exploiters that restart from the main agent, are at 0.04-0.05: docs/tuning.md).
@@ -71,10 +73,11 @@ def test_league_yaml_main_agent_beats_scripted_level_1(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
-    records = run(tmp_path, "league_leduc.yaml", ["stop.max_generations=4", "stop.target_nash_conv=null"])
+    overrides = ["stop.max_generations=12", "stop.max_wall_s=null", "logging.tensorboard=false"]
+    records = run(tmp_path, "league_leduc.yaml", overrides)
     curve = [r["nash_conv"] for r in records]
-    assert len(curve) == 4
-    assert curve[-1] < 1.6, f"nash_conv per generation: {np.round(curve, 3).tolist()}"
+    assert len(curve) == 12
+    assert curve[-1] < 0.7, f"nash_conv per generation: {np.round(curve, 3).tolist()}"
     assert all(b <= a + 1e-9 for a, b in zip(curve, curve[1:])), np.round(curve, 3).tolist()
     assert all(r["nash_conv"] <= r["meta_nash_conv"] + 1e-9 for r in records)
 
