@@ -12,14 +12,16 @@ import io
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
 
 from light_league.tracking.logger import PayoffSnapshot, newest_snapshots
+
+if TYPE_CHECKING:  # matplotlib is imported where a chart is drawn: the tables and CSV need none of it
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
 
 #: colour of each league role in the charts (unknown roles are grey)
 ROLE_COLORS = {
@@ -233,6 +235,8 @@ def payoff_csv(snapshot: PayoffSnapshot, *, field: str = "win_rates") -> str:
 
 
 def _to_rgb(fig: Figure) -> np.ndarray:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
@@ -251,6 +255,8 @@ def _shown(snapshot: PayoffSnapshot) -> list[int]:
 
 def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
     """The heatmap as a matplotlib ``Figure`` (see :func:`payoff_heatmap_png`)."""
+    from matplotlib.patches import Rectangle
+
     shown = _shown(snapshot)
     k = len(shown)
     rates = snapshot.win_rates[np.ix_(shown, shown)]
@@ -299,6 +305,8 @@ def _text_px(labels: list[str], fontsize: float) -> float:
 def _square_axes(labels: list[str], fontsize: float) -> Axes:
     """Axes for a k x k grid of square cells, margins sized for the labels: a fixed layout, as
     matplotlib's layout engines cost more than the drawing itself."""
+    from matplotlib.figure import Figure
+
     k = max(len(labels), 1)
     margin = _text_px(labels, fontsize) + 10
     top, right = 42.0, 62.0
@@ -346,6 +354,8 @@ def _nash_column(ax: Axes, snapshot: PayoffSnapshot, shown: list[int], fontsize:
 
 
 def _nan_patch(i: int, j: int) -> Rectangle:
+    from matplotlib.patches import Rectangle
+
     return Rectangle((j - 0.5, i - 0.5), 1.0, 1.0, fill=False, hatch="//", edgecolor="#999999", linewidth=0)
 
 
@@ -367,6 +377,9 @@ def _annotate_cells(ax: Axes, rates: np.ndarray, games: np.ndarray) -> None:
 
 def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     """The Nash chart as a matplotlib ``Figure`` (see :func:`nash_bar_png`)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     bars = _nash_bars(snapshot)
     newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
     labels = [snapshot.agent_ids[i] + (" (newest)" if i in newest else "") for i in bars]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -47,3 +49,34 @@ def test_the_local_path_never_loads_ray() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_reading_a_config_or_the_help_loads_neither_torch_nor_matplotlib() -> None:
+    """A typo in a config is answered in well under a second: checking it imports no learner or
+    chart code (torch alone costs 2-3 s to import on a 2-core machine)."""
+    code = (
+        "import sys; from light_league.config import load_config; from light_league import cli; "
+        "load_config('expr_configs/league.yaml', ['learner.mappo.lr=1e-4']); "
+        "import light_league.algorithms.mappo; "
+        "print(sorted(m for m in ('torch', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+    help_text = subprocess.run(
+        [sys.executable, "-X", "importtime", "main.py", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in help_text.stderr.splitlines() if "|" in line}
+    assert "usage" in help_text.stdout and not imported & {"torch", "matplotlib"}
+
+
+def test_the_lazy_names_of_the_mappo_package_resolve() -> None:
+    import light_league.algorithms.mappo as mappo
+
+    for name in mappo.__all__:
+        assert getattr(mappo, name).__name__ == name
+    with pytest.raises(AttributeError, match="no attribute 'MAPPOLeaner'"):
+        _ = mappo.MAPPOLeaner  # type: ignore[attr-defined]
