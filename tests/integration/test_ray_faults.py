@@ -41,6 +41,11 @@ SETTINGS = [
     "scheduler.steps_per_generation=1024",
     f"evaluation.episodes_per_pair={EPISODES}",
 ]
+#: the main agent alone, one learner: every Ray actor is a process start (about 3 s on a 2-core
+#: machine, twice per test with the resume), and the faults below are the actors', not the roles'
+ONE_LEARNER = ["scheduler.main_exploiters=0", "scheduler.league_exploiters=0"]
+#: one rollout worker too, where no worker is killed
+ONE_OF_EACH = [*ONE_LEARNER, "execution.num_workers=1"]
 
 
 def pid_of(handle: Handle) -> int:
@@ -66,13 +71,15 @@ def off_diagonal_games(run_dir: Path, generation: int) -> np.ndarray:
     return games[~np.eye(len(games), dtype=bool)]
 
 
-@pytest.mark.parametrize("overlap", [False, True], ids=["sequential", "overlap"])
+@pytest.mark.parametrize(
+    "overlap", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sequential", "overlap"]
+)
 def test_a_worker_killed_mid_generation_is_replaced_and_its_work_redone(
     tmp_path: Path, ray_session: None, overlap: bool
 ) -> None:
     run_dir = tmp_path / "run"
     # with overlap the killed call is a round playing while the learners update
-    settings = [*SETTINGS, f"execution.overlap={str(overlap).lower()}"]
+    settings = [*SETTINGS, *ONE_LEARNER, f"execution.overlap={str(overlap).lower()}"]
     runner = Runner.build(load_config(RPS, settings), RunDir(run_dir), resume=False, argv=[])
     rollout = runner.training.rollout
     original = list(rollout.workers)
@@ -138,7 +145,9 @@ def kill_as_generation_1_starts(target: Callable[[Runner], Handle]) -> Callable[
         # the workers send it their trajectories without waiting; the driver waits for them
         pytest.param(episode_server, "", id="episode_server"),
         # the same with overlap: trajectories of a round in flight while the learners pull
-        pytest.param(episode_server, "execution.overlap=true", id="episode_server-overlap"),
+        pytest.param(
+            episode_server, "execution.overlap=true", id="episode_server-overlap", marks=pytest.mark.slow
+        ),
         pytest.param(lambda r: next(iter(r.learners.values())), "", id="learner", marks=pytest.mark.slow),
     ],
 )
@@ -153,7 +162,9 @@ def test_a_lost_learner_or_server_fails_the_run_cleanly_and_resume_finishes_it(
     run_dir = tmp_path / "run"
     with monkeypatch.context() as patch:
         patch.setattr(Runner, "_generation", kill_as_generation_1_starts(target))
-        status = main(["--config", RPS, "--run-dir", str(run_dir), *SETTINGS, *filter(None, [extra])])
+        status = main(
+            ["--config", RPS, "--run-dir", str(run_dir), *SETTINGS, *ONE_OF_EACH, *filter(None, [extra])]
+        )
     err = capsys.readouterr().err.strip().splitlines()
 
     assert status == 1
@@ -173,7 +184,7 @@ def test_stateful_components_live_on_the_driver_node(tmp_path: Path, ray_session
     import ray
 
     run_dir = tmp_path / "run"
-    runner = Runner.build(load_config(RPS, SETTINGS), RunDir(run_dir), resume=False, argv=[])
+    runner = Runner.build(load_config(RPS, [*SETTINGS, *ONE_LEARNER]), RunDir(run_dir), resume=False, argv=[])
     try:
         driver = ray.get_runtime_context().get_node_id()
         assert runner.executor.node_id == driver

@@ -58,7 +58,9 @@ def wait_for(predicate, proc: subprocess.Popen[bytes], timeout: float = 240.0) -
     raise AssertionError("timed out waiting for the run")
 
 
-@pytest.mark.parametrize("overlap", [False, True], ids=["sequential", "overlap"])
+@pytest.mark.parametrize(
+    "overlap", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sequential", "overlap"]
+)
 def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overlap: bool) -> None:
     run_dir = tmp_path / "run"
     # Generation 3 is the first with several members, so its evaluation (30,000 games per pair,
