@@ -33,23 +33,37 @@ RPS = ROOT / "expr_configs" / "rps_tiny.yaml"
 SMALL = ["scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8", "logging.console=quiet"]
 
 
+#: started by :func:`run` in a fresh interpreter: spawns ``main.py ARGV`` (stdout discarded) and
+#: prints its exit code, CPU seconds and peak RSS (kB) as JSON
+_LAUNCHER = """
+import json, os, sys
+out = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+pid = os.posix_spawn(sys.executable, [sys.executable, "main.py", *sys.argv[1:]], os.environ, file_actions=out)
+_, status, usage = os.wait4(pid, 0)
+code = os.waitstatus_to_exitcode(status)
+print(json.dumps([code, usage.ru_utime + usage.ru_stime, usage.ru_maxrss]))
+"""
+
+
 def run(code_root: Path, argv: list[str]) -> tuple[int, float, float, float, str]:
-    """(exit code, wall s, CPU s, peak RSS MB, stderr tail) of ``main.py argv`` run from ``code_root``."""
+    """(exit code, wall s, CPU s, peak RSS MB, stderr tail) of ``main.py argv`` run from ``code_root``.
+
+    ``main.py`` is started by a small launcher process, not by this one: a child's max RSS as
+    the kernel reports it includes the address space it was forked from before it exec'd, so a
+    child of a large process (a test session that ran leagues in-process) would be charged that
+    process's size.
+    """
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "WANDB_MODE": "disabled"}
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "main.py", *argv],
-        cwd=code_root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *argv], cwd=code_root, env=env, capture_output=True, text=True
     )
-    assert proc.stderr is not None
-    err = proc.stderr.read().decode(errors="replace")
-    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    cpu = usage.ru_utime + usage.ru_stime
-    return os.waitstatus_to_exitcode(status), wall, cpu, usage.ru_maxrss / 1024.0, err.strip()[-300:]
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"the launcher failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+    code, cpu, max_rss_kb = json.loads(lines[-1])
+    return int(code), wall, float(cpu), max_rss_kb / 1024.0, proc.stderr.strip()[-300:]
 
 
 def inflate(run_dir: Path, megabytes: int) -> tuple[int, int]:
