@@ -20,6 +20,9 @@ rules), then reads each run directory back and prints, per seed and as mean / wo
     python bench/league_quality.py --from-runs RUN_DIR --explain        # per generation: who holds
         # the Nash mass, and how each new snapshot scores against the previous Nash mixture (an
         # exploiter that does its job scores above 0.5 there)
+    python bench/league_quality.py --from-runs RUN_DIR --reevaluate 512 # each of those snapshots
+        # against the strongest baseline again, 512 games (half per seat), with a 95% interval: the
+        # run's own reading is 2 x episodes_per_pair games (32 for league.yaml, about +-0.17)
 
 The output starts with the date, the machine (cores, load average) and the library versions.
 """
@@ -55,6 +58,8 @@ class RunSummary:
     #: battalion-like: newest main snapshot's win rate vs the strongest baseline, per generation
     vs_best: list[float] = field(default_factory=list)
     best_baseline: str = ""
+    #: the newest main-agent snapshot's id, per generation (where ``vs_best`` is read)
+    newest_main: list[str] = field(default_factory=list)
     learned_nash_mass: float | None = None
     #: poker-like: (clock seconds, nash_conv) per generation
     nash_conv: list[tuple[float, float]] = field(default_factory=list)
@@ -89,6 +94,7 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
             newest = mains[-1]
             out.best_baseline = best
             out.vs_best.append(float(rates[ids.index(newest), ids.index(best)]))
+            out.newest_main.append(newest)
     last = records[-1]
     roles = {m["id"]: m["role"] for m in last["population"]}
     out.learned_nash_mass = float(
@@ -117,6 +123,59 @@ def explain(run_dir: Path) -> None:
             )
         print(line)
         previous = (ids, nash)
+
+
+def reevaluate(run: RunSummary, games: int, seed: int = 2027) -> list[tuple[float, float, float]]:
+    """Every generation's newest main-agent snapshot against ``run.best_baseline`` again:
+    ``games`` games (half per seat) each, as ``(win rate, low, high)`` (wins + draws / 2, with the
+    equal-tailed 95% Jeffreys interval of the payoff tables)."""
+    import yaml
+
+    import envs
+    from light_league.algorithms.mappo import load_policy
+    from light_league.game_theory.uncertainty import cell_intervals
+    from light_league.rollout.episode import EpisodeLoop
+
+    config = yaml.safe_load((run.run_dir / "config.yaml").read_text(encoding="utf-8"))
+    name, options = config["env"]["name"], config["env"].get("options") or {}
+    env = envs.make_batched(name, num_envs=min(games, 128), **options)
+    baseline = envs.make_fixed_policy(name, run.best_baseline, **options)
+    out = []
+    for newest in run.newest_main:
+        policy = load_policy(run.run_dir / "policies" / newest)
+        half = games // 2
+        pairings = [(newest, run.best_baseline, half), (run.best_baseline, newest, games - half)]
+        res = EpisodeLoop(env, seed=seed).evaluate({newest: policy, run.best_baseline: baseline}, pairings)
+        score = float(np.mean([r.outcome if r.player_id == newest else 1.0 - r.outcome for r in res.results]))
+        # a two-member table: the one-cell table would be all diagonal (zero width)
+        rates = np.array([[0.5, score], [1.0 - score, 0.5]])
+        low, high = cell_intervals(rates, np.array([[0.0, games], [games, 0.0]]))
+        out.append((score, float(low[0, 1]), float(high[0, 1])))
+    return out
+
+
+def report_reevaluated(runs: list[RunSummary], games: int, beat: float, hold: float) -> None:
+    ladder = [r for r in runs if r.vs_best]
+    if not ladder:
+        return
+    best = ladder[0].best_baseline
+    print(f"\nThe same snapshots against {best} again, {games} games each (half per seat):")
+    held = []
+    for r in ladder:
+        scores = reevaluate(r, games)
+        rates = [x for x, _, _ in scores]
+        g = first_held(rates, beat, hold)
+        held.append(g)
+        print(f"  {r.seed}: " + " ".join(f"{x:.2f}" for x in rates))
+        top = int(np.argmax(rates))
+        _, low, high = scores[top]
+        print(
+            f"  {r.seed}: best generation {top}: {rates[top]:.3f} (95% {low:.3f}-{high:.3f}), run's own "
+            f"reading there {r.vs_best[top]:.2f}; mean over generations {np.mean(rates):.3f}; first held "
+            f"generation (>= {beat}, later >= {hold}) {'never' if g is None else g}"
+        )
+        gaps = np.abs(np.array(rates) - np.array(r.vs_best[: len(rates)]))
+        print(f"  {r.seed}: |own reading - re-evaluated| mean {gaps.mean():.3f}, largest {gaps.max():.3f}")
 
 
 def first_held(rates: list[float], beat: float, hold: float) -> int | None:
@@ -256,6 +315,12 @@ def main() -> None:
     parser.add_argument(
         "--explain", action="store_true", help="Nash support and exploiter scores per generation"
     )
+    parser.add_argument(
+        "--reevaluate",
+        type=int,
+        metavar="GAMES",
+        help="play every generation's newest main-agent snapshot against the strongest baseline again",
+    )
     parser.add_argument("overrides", nargs="*", default=[], help="extra key=value overrides for every seed")
     args, extra = parser.parse_known_args()
     print(f"# command: python bench/league_quality.py {' '.join(sys.argv[1:])}")
@@ -274,6 +339,8 @@ def main() -> None:
             for s in args.seeds
         ]
     report(runs, args.beat, args.hold, args.markdown, args.target)
+    if args.reevaluate:
+        report_reevaluated(runs, args.reevaluate, args.beat, args.hold)
     if args.explain:
         for r in runs:
             explain(r.run_dir)

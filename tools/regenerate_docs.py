@@ -488,6 +488,7 @@ FIGURES = (
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
     Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
     Figure("league_quality_leduc", "benchmarks.md", "league_quality_leduc.txt", render_bench_text),
+    Figure("league_quality_battalion", "benchmarks.md", "league_quality_battalion.txt", render_bench_text),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
