@@ -160,12 +160,10 @@ def report_reevaluated(runs: list[RunSummary], games: int, beat: float, hold: fl
         return
     best = ladder[0].best_baseline
     print(f"\nThe same snapshots against {best} again, {games} games each (half per seat):")
-    held = []
     for r in ladder:
         scores = reevaluate(r, games)
         rates = [x for x, _, _ in scores]
         g = first_held(rates, beat, hold)
-        held.append(g)
         print(f"  {r.seed}: " + " ".join(f"{x:.2f}" for x in rates))
         top = int(np.argmax(rates))
         _, low, high = scores[top]
