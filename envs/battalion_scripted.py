@@ -7,11 +7,13 @@ the observation width, so one policy object plays 1v1, 2v2 or 3v3):
 * level 1 mostly holds its ground, drifts now and then and fires only occasionally;
 * level 2 turns towards the nearest enemy and fires about half the time it can;
 * level 3 (deterministic) fires whenever it can, otherwise turns to the nearest enemy or advances;
-* level 4 (deterministic) concentrates on the weakest enemy: turns to centre it in the arc so
-  its shots hit that one, and closes to short range for heavier fire;
-* level 5 (deterministic) is level 4 with the whole team on one target (the enemy with the
-  least strength plus morale, which every ally sees alike), firing at anything in the arc while
-  a turn towards the focus target would take longer than two steps.
+* level 4 (deterministic) concentrates on the weakest enemy in range (the lowest strength):
+  turns to centre it in the arc so its shots hit that one, holds its fire while another enemy
+  is nearer the line of fire, and advances only while the target is out of range;
+* level 5 (deterministic) is level 4 with the whole team on one target (the enemy in range with
+  the lowest morale, which every ally sees alike; the first in seat order while they are level),
+  firing at whatever is in its arc while the focus target is outside it (more than 45 degrees
+  off its facing).
 """
 
 from __future__ import annotations
