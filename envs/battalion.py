@@ -23,12 +23,15 @@ Rules (both faces implement exactly these; the batched one is vectorised over ga
 Observations are in the agent's own frame: red sees the field rotated by 180 degrees, so both
 seats see themselves starting at the bottom facing up and one policy plays either seat.
 Layout (``team_size = n``, ``2n`` battalions): 7 own features ``[x, y, cos, sin, strength, morale,
-active]``, then 10 features for each ally (seat order, self skipped) and each enemy (seat
+active]``, then 13 features for each ally (seat order, self skipped) and each enemy (seat
 order) ``[active, ahead, left, distance, cos, sin of its facing relative to ours, strength, morale,
-targetable, threatening]`` (all zero once it is out of play), then the elapsed fraction of the
-episode. The critic's state appends ``[x, y, cos, sin, strength, morale, active]`` of every
-battalion (own side first) in the agent's frame. ``BatchStep.positions`` holds each agent's
-position in its own frame.
+targetable, threatening, aimed, aiming, allies_aimed]`` (all zero once it is out of play), then the
+elapsed fraction of the episode. ``targetable``: it is inside our arc and range; ``threatening``:
+we are inside its; ``aimed``: our fire would hit it now (of the enemies we can target, the one
+nearest our line of fire); ``aiming``: its fire would hit us; ``allies_aimed``: the share of our
+team-mates in play whose fire would hit it (the last three are zero for allies). The critic's
+state appends ``[x, y, cos, sin, strength, morale, active]`` of every battalion (own side first)
+in the agent's frame. ``BatchStep.positions`` holds each agent's position in its own frame.
 
 Randomness (start jitter, fire noise) comes from the counter-based streams of :mod:`envs._rng`, so
 game ``b`` of a batch seeded ``s`` replays exactly like :class:`BattalionParallelEnv` seeded
@@ -76,7 +79,7 @@ JITTER_Y = 0.03
 WIN_BONUS = 1.0
 DEFAULT_MAX_STEPS = 200
 OWN_FEATURES = 7
-OTHER_FEATURES = 10
+OTHER_FEATURES = 13
 UNIT_STATE_FEATURES = 7
 RESET_STREAM = 1 << 20
 
@@ -262,6 +265,8 @@ class _Game:
         hs = [(v + HALF_TURN) % N_DIRS for v in self.h] if flip else self.h
         hi = hs[i]
         obs = [xs[i], ys[i], COS[hi], SIN[hi], self.s[i], self.m[i], float(self.active[i])]
+        aim = [self.target(u)[0] if self.active[u] else -1 for u in range(self.n_units)]
+        mates = [u for u in range(self.n_units) if self.seat[u] == self.seat[i] and u != i and self.active[u]]
         for j in self.others[i]:
             if not self.active[j]:
                 obs.extend([0.0] * OTHER_FEATURES)
@@ -275,8 +280,10 @@ class _Game:
             their = (-dx) * COS[hs[j]] + (-dy) * SIN[hs[j]]
             targetable = enemy and d <= FIRE_RANGE and ahead >= ARC_COS * d
             threat = enemy and d <= FIRE_RANGE and their >= ARC_COS * d
+            allies_aimed = sum(aim[u] == j for u in mates) / len(mates) if enemy and mates else 0.0
             obs.extend(
                 [1.0, ahead, left, d, COS[r], SIN[r], self.s[j], self.m[j], float(targetable), float(threat)]
+                + [float(aim[i] == j), float(enemy and aim[j] == i), allies_aimed]
             )
         obs.append(self.t / self.max_steps)
         state = list(obs)
@@ -304,7 +311,7 @@ class BattalionParallelEnv(ParallelEnv):
     1 win, 0.5 draw, 0 loss).
     """
 
-    metadata = {"name": "battalion_v0", "render_modes": []}
+    metadata = {"name": "battalion_v1", "render_modes": []}
 
     def __init__(self, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS) -> None:
         self.spec_ = make_spec(team_size, max_steps)
@@ -411,6 +418,7 @@ class BattalionBatchedEnv(BatchedEnv):
         self._flip = seat == 1
         self._enemy = seat[others] != seat[:, None]  # (U, U-1)
         self._rows = np.arange(self.n_units)[:, None]
+        self._mates = (seat[:, None] == seat[None, :]) & ~np.eye(self.n_units, dtype=bool)  # (U, U)
         self._seat_firsts = np.array([[0], [team_size]])  # the first unit of each seat
         b, u = num_envs, self.n_units
         self.x, self.y = np.zeros((b, u)), np.zeros((b, u))
@@ -637,12 +645,24 @@ class BattalionBatchedEnv(BatchedEnv):
             self.m[:, cols],
             in_range & (ahead >= ARC_COS * d),
             in_range & (their >= ARC_COS * d),
+            *self._aim_features(cols),
         )
         buf = np.empty((OTHER_FEATURES, b, u, u - 1), dtype=np.float32)  # obs dtype: one cast per value
         for k, feat in enumerate(feats):
             buf[k] = feat
         buf *= self.active[:, cols]
         other[...] = np.moveaxis(buf, 0, -1)
+
+    def _aim_features(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``aimed``, ``aiming`` and ``allies_aimed`` of every observer for every other unit,
+        each ``(B, U, U - 1)``."""
+        tgt = np.where(self.active, self._tgt, -1)  # the unit each one's fire would hit now
+        aimed = tgt[:, :, None] == cols[None]
+        aiming = tgt[:, cols] == self._rows[None]
+        mates = self._mates[None] & self.active[:, None, :]  # (B, observer, team-mate)
+        hits = tgt[:, None, :, None] == cols[None, :, None, :]  # (B, observer, team-mate, other)
+        share = (hits & mates[..., None]).sum(2) / np.maximum(mates.sum(2), 1)[..., None]
+        return aimed, aiming, share
 
 
 def make_batched(

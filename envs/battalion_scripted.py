@@ -115,7 +115,7 @@ def _team_size(width: int) -> int:
     """Battalions a side, read from the observation width (the policy works at any team size)."""
     n, rest = divmod(width - OWN_FEATURES - 1 + OTHER_FEATURES, 2 * OTHER_FEATURES)
     if rest or n < 1 or obs_dim(n) != width:
-        raise ValueError(f"observation width {width} is not a battalion observation (20 x team_size - 2)")
+        raise ValueError(f"observation width {width} is not a battalion observation (26 x team_size - 5)")
     return n
 
 

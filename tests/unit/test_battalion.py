@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,57 @@ def test_fire_only_legal_with_a_target_and_bad_arguments_fail() -> None:
         env.step(np.zeros((3, 2), dtype=np.int64))
     with pytest.raises(ValueError, match="seed"):
         env.reset(seed=-1)
+
+
+def _other_rows(obs: np.ndarray, team_size: int) -> np.ndarray:
+    """``(..., 2n - 1, OTHER_FEATURES)`` rows of the other battalions (allies, then enemies)."""
+    rows = obs[..., battalion.OWN_FEATURES : -1]
+    return rows.reshape(*obs.shape[:-1], 2 * team_size - 1, battalion.OTHER_FEATURES)
+
+
+AIMED, AIMING, ALLIES_AIMED = 10, 11, 12
+
+
+@pytest.mark.parametrize("team_size", [2, 3])
+def test_aimed_is_the_enemy_that_fire_hits(team_size: int) -> None:
+    """Each unit's ``aimed`` enemy is the one whose strength falls when that unit alone fires; the
+    enemy sees it as ``aiming``; a team-mate's ``allies_aimed`` counts it."""
+    num, n_units = 32, 2 * team_size
+    env = battalion.make_batched(num, team_size=team_size)
+    step, rng = env.reset(seed=3), np.random.default_rng(3)
+    others = battalion._orders(team_size)[0]  # (U, U - 1): unit index of each observer's rows
+    checked = 0
+    for _ in range(30):
+        rows = _other_rows(step.obs, team_size)  # (B, U, U - 1, F)
+        for u in range(n_units):
+            aimed = rows[:, u, :, AIMED]
+            assert aimed.sum(1).max() <= 1.0
+            has = aimed.sum(1) == 1.0
+            assert (has == (step.active[:, u] & step.action_mask[:, u, FIRE])).all()
+            for g in np.flatnonzero(has):
+                target = others[u, int(np.argmax(aimed[g]))]
+                # the target sees u aiming at it
+                assert rows[g, target, list(others[target]).index(u), AIMING] == 1.0
+                # every team-mate in play counts u's aim
+                mates = [m for m in range(n_units) if m != u and (m < team_size) == (u < team_size)]
+                live = [m for m in mates if step.active[g, m]]
+                for m in live:  # m's team-mates in play: u and the rest of ``live``
+                    share = rows[g, m, list(others[m]).index(target), ALLIES_AIMED]
+                    aiming = 1 + sum(rows[g, k, list(others[k]).index(target), AIMED] for k in live if k != m)
+                    assert share == pytest.approx(aiming / len(live))
+        # u = 0 alone fires in every game: only its aimed enemy loses strength
+        fire = np.full((num, n_units), HOLD)
+        fire[:, 0] = FIRE
+        before = env.s.copy()
+        hit = _other_rows(step.obs, team_size)[:, 0, :, AIMED].argmax(1)
+        shooting = step.active[:, 0] & step.action_mask[:, 0, FIRE]
+        probe = copy.deepcopy(env)
+        probe.step(fire)
+        lost = before - probe.s
+        for g in np.flatnonzero(shooting & (probe.t > env.t)):
+            if probe.t[g] == 0:  # the game ended and restarted
+                continue
+            assert np.flatnonzero(lost[g] > 0).tolist() == [others[0, hit[g]]]
+            checked += 1
+        step = env.step(_random_legal(rng, step.action_mask))
+    assert checked > 50
