@@ -491,6 +491,13 @@ FIGURES = (
     Figure("league_quality_battalion", "benchmarks.md", "league_quality_battalion.txt", render_bench_text),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_headroom", "tuning.md", "tuning/battalion_headroom.txt", render_bench_text),
+    Figure("tuning_battalion_direct_aim", "tuning.md", "tuning/battalion_direct_aim.txt", render_bench_text),
+    Figure(
+        "tuning_battalion_league_before_aim",
+        "tuning.md",
+        "tuning/battalion_league_before_aim.txt",
+        render_bench_text,
+    ),
     Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
     Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
     Figure("tuning_leduc_long_schedule", "tuning.md", "tuning/leduc_long_schedule.txt", render_bench_text),
