@@ -137,9 +137,13 @@ class RulePolicy:
         )
         return np.where(~hits & mask[:, FIRE] & (np.abs(bearing) > s["fire_any"] * _TURN), FIRE, action)
 
+    def change(self, obs: np.ndarray, mask: np.ndarray, idx: np.ndarray, action: np.ndarray) -> np.ndarray:
+        """The openings' departures from the rules (none here)."""
+        return action
+
     def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
         obs, mask = np.asarray(obs, dtype=np.float64), np.asarray(mask, dtype=bool)
-        return _log_probs(self.actions(obs, mask), mask)
+        return _log_probs(self.change(obs, mask, np.asarray(agent_idx), self.actions(obs, mask)), mask)
 
 
 class RushPolicy(RulePolicy):
@@ -150,9 +154,7 @@ class RushPolicy(RulePolicy):
         super().__init__()
         self.close = close
 
-    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
-        obs, mask = np.asarray(obs, dtype=np.float64), np.asarray(mask, dtype=bool)
-        action = self.actions(obs, mask)
+    def change(self, obs: np.ndarray, mask: np.ndarray, idx: np.ndarray, action: np.ndarray) -> np.ndarray:
         _, enemies = _split(obs)
         rows = np.arange(len(obs))
         chosen = enemies[rows, bs._weakest_in_range(enemies, enemies[..., 7])]
@@ -160,8 +162,8 @@ class RushPolicy(RulePolicy):
         rush = np.where(
             np.abs(bearing) <= 0.5 * _TURN, ADVANCE, np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
         )
-        mine = (np.asarray(agent_idx) == 1) & (obs[:, 6] > 0.5) & (chosen[:, 3] > self.close)
-        return _log_probs(np.where(mine, rush, action), mask)
+        mine = (idx == 1) & (obs[:, 6] > 0.5) & (chosen[:, 3] > self.close)
+        return np.where(mine, rush, action)
 
 
 _MOVES = {
@@ -180,10 +182,7 @@ class ShieldPolicy(RulePolicy):
         super().__init__()
         self.tolerance = tolerance
 
-    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
-        obs, mask = np.asarray(obs, dtype=np.float64), np.asarray(mask, dtype=bool)
-        action = self.actions(obs, mask)
-        idx = np.asarray(agent_idx)
+    def change(self, obs: np.ndarray, mask: np.ndarray, idx: np.ndarray, action: np.ndarray) -> np.ndarray:
         action = np.where((idx == 0) & (action == ADVANCE), HOLD, action)
         ally, enemies = _split(obs)
         for r in np.flatnonzero((idx == 1) & (obs[:, 6] > 0.5) & (ally[:, 0] > 0.5)):
@@ -208,7 +207,7 @@ class ShieldPolicy(RulePolicy):
             gaps = {a: np.linalg.norm(spot - np.array(move)) for a, move in _MOVES.items()}
             best = min(gaps, key=lambda a: gaps[a])
             action[r] = best if gaps[best] < np.linalg.norm(spot) else HOLD
-        return _log_probs(action, mask)
+        return action
 
 
 def play(policy: Any, games: int, seed: int) -> tuple[float, float, float]:

@@ -28,8 +28,8 @@ def test_a_changed_rule_plays_differently() -> None:
     step = env.reset(seed=1)
     obs = step.obs.reshape(-1, step.obs.shape[-1]).astype(np.float64)
     mask = step.action_mask.reshape(-1, step.action_mask.shape[-1])
-    # at the start a focus target is in the arc but off the line: level 5 turns, "fire after one
-    # turn" fires at whatever its shot hits
+    # at the start a focus target is in the arc but off the line: level 5 turns, while fire_any=0
+    # fires at whatever its shot hits
     assert not np.array_equal(
         bench.RulePolicy().actions(obs, mask), bench.RulePolicy(fire_any=0.0).actions(obs, mask)
     )
