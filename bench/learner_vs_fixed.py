@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from bench_output import command_line  # noqa: E402
 from league_quality import machine_line  # noqa: E402
+from scripted_headroom import play  # noqa: E402
 
 import envs  # noqa: E402
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner  # noqa: E402
@@ -99,7 +101,9 @@ def ladder() -> list[str]:
     return lines
 
 
-def train(variant: str, seed: int, updates: int, every: int, opponent: str) -> dict[str, Any]:
+def train(
+    variant: str, seed: int, updates: int, every: int, opponent: str, final_games: int = 0
+) -> dict[str, Any]:
     env = envs.make_batched("battalion", num_envs=NUM_ENVS, team_size=2)
     learner = MAPPOLearner(env.spec, MAPPOConfig(**VARIANTS[variant]), seed=seed)
     loop = EpisodeLoop(env, seed=seed)
@@ -120,13 +124,15 @@ def train(variant: str, seed: int, updates: int, every: int, opponent: str) -> d
         if update % every == 0:
             scores.append(evaluate(learner.policy))
             entropy.append(float(metrics["entropy"]))
+    seconds = time.perf_counter() - start
     return {
+        "final": play(learner.policy, final_games, seed + 20_000) if final_games else None,
         "scores": scores,
         "entropy": entropy,
         "actions": acts / max(acts.sum(), 1.0),
         "fire_legal": fire_legal / max(acts.sum(), 1.0),
         "fire_when_legal": fire_taken / max(fire_legal, 1),
-        "seconds": time.perf_counter() - start,
+        "seconds": seconds,
     }
 
 
@@ -137,6 +143,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--updates", type=int, default=300)
     ap.add_argument("--every", type=int, default=25)
     ap.add_argument("--opponent", default="scripted_l5")
+    ap.add_argument(
+        "--final-games", type=int, default=0, help="fresh games against scripted_l5 for the last policy"
+    )
     ap.add_argument("--out", type=Path, help="also write the output to this file")
     ap.add_argument("--list", action="store_true", help="print the named variants and exit")
     ap.add_argument("--ladder", action="store_true", help="only play the fixed policies against each other")
@@ -146,13 +155,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name}: {settings or 'MAPPO defaults'}")
         return
     lines = [
-        "# command: python bench/learner_vs_fixed.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "# command: " + command_line(sys.argv if argv is None else ["bench/learner_vs_fixed.py", *argv]),
         f"# {machine_line()}",
     ]
     if args.ladder:
         return _emit([*lines, *ladder()], args.out)
     results = {
-        (v, s): train(v, s, args.updates, args.every, args.opponent)
+        (v, s): train(v, s, args.updates, args.every, args.opponent, args.final_games)
         for s in args.seeds
         for v in args.variants
     }
@@ -172,6 +181,15 @@ def main(argv: list[str] | None = None) -> None:
             lines.append(f"{v + ' seed ' + str(s):<22}" + " ".join(f"{x:>4.2f}" for x in r["scores"]))
         worst = np.min([r["scores"] for r in runs], axis=0)
         lines.append(f"{v + ' worst':<22}" + " ".join(f"{x:>4.2f}" for x in worst))
+    if args.final_games:
+        lines += [
+            "",
+            f"The last policy against scripted_l5, {args.final_games} fresh games (95% Jeffreys interval):",
+        ]
+        for v in args.variants:
+            for s in args.seeds:
+                score, low, high = results[v, s]["final"]
+                lines.append(f"  {v + ' seed ' + str(s):<22}{score:.3f} [{low:.3f}, {high:.3f}]")
     lines += [
         "",
         "At the end (mean over seeds): policy entropy (nats), share of each action, fire taken when legal:",
