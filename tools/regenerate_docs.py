@@ -488,10 +488,17 @@ FIGURES = (
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
     Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
     Figure("league_quality_leduc", "benchmarks.md", "league_quality_leduc.txt", render_bench_text),
+    Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
     Figure("league_quality_battalion", "benchmarks.md", "league_quality_battalion.txt", render_bench_text),
     Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
     Figure("tuning_battalion_headroom", "tuning.md", "tuning/battalion_headroom.txt", render_bench_text),
     Figure("tuning_battalion_direct_aim", "tuning.md", "tuning/battalion_direct_aim.txt", render_bench_text),
+    Figure(
+        "tuning_battalion_best_response_long",
+        "tuning.md",
+        "tuning/battalion_best_response_long.txt",
+        render_bench_text,
+    ),
     Figure(
         "tuning_battalion_league_before_aim",
         "tuning.md",
