@@ -17,13 +17,16 @@ from typing import Any, TypeVar
 import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
+from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
 from light_league.config import ExperimentConfig
+from light_league.config_base import Section, validate_section
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.errors import ConfigError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
+from light_league.evaluation.probe import Probe, ProbeSettings
 from light_league.execution import Executor, Handle, build_executor
 from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.rollout.rollout_manager import RolloutManager
@@ -86,6 +89,12 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
                 f"learner.mappo_by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
             )
         config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
+    if config.evaluation.probe.role not in known:
+        role = config.evaluation.probe.role
+        raise ConfigError(
+            f"evaluation.probe.role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
+        )
+    probe_settings(config)  # the probe's learner settings are valid
     solver, _ = build_meta_solver(config.league.meta_solver)
     if config.evaluation.nash_conv == "least_exploitable" and not exact_supported(config.env.name):
         raise ConfigError(
@@ -125,6 +134,42 @@ def _learner_class(config: ExperimentConfig) -> tuple[type, Any]:
     return LearnerRunner, validate_options(cls.Config, config.learner.options, path="learner.options")
 
 
+def probe_settings(
+    config: ExperimentConfig, *, env_steps: int | None = None, games: int | None = None
+) -> ProbeSettings:
+    """The probe's learner and budgets from ``evaluation.probe``: the run's learner kind with the
+    settings of ``probe.role`` (``learner.mappo_by_role``) and ``probe.learner`` over them (an
+    ``exact_br`` run's probe trains MAPPO with ``learner.mappo``); a linear learning-rate schedule
+    decays over the probe's own updates unless ``probe.learner`` names ``lr_decay_updates``."""
+    probe = config.evaluation.probe
+    ex = config.execution
+    num_envs = probe.num_envs or ex.num_workers * ex.envs_per_worker
+    steps = probe.steps_per_update or ex.steps_per_call
+    budget = probe.env_steps if env_steps is None else env_steps
+    kind = "mappo" if config.learner.kind == "exact_br" else config.learner.kind
+    path = "evaluation.probe.learner"
+    if kind == "mappo":
+        base = config.learner.mappo_for(probe.role).model_dump()
+        changes = dict(probe.learner)
+        if base["lr_schedule"] == "linear" or changes.get("lr_schedule") == "linear":
+            changes.setdefault("lr_decay_updates", max(1, -(-budget // (num_envs * steps))))
+        section: Section = validate_section(MAPPOConfig, {**base, **changes}, path=path)
+    else:
+        from light_league.algorithms.registry import learner_class
+        from light_league.plugins import validate_options
+
+        cls = learner_class(kind)
+        section = validate_options(cls.Config, {**config.learner.options, **probe.learner}, path=path)
+    return ProbeSettings(
+        learner_kind=kind,
+        learner_config=section,
+        num_envs=num_envs,
+        steps_per_update=steps,
+        env_steps=budget,
+        games=probe.games if games is None else games,
+    )
+
+
 @dataclass
 class Components:
     """Everything a run is made of, built and wired by :func:`build_runner` (the Runner's arguments)."""
@@ -143,6 +188,8 @@ class Components:
     learners: dict[str, Handle]
     checkpointer: Checkpointer
     counters: RunCounters
+    #: the exploitability probe inside the run (``evaluation.probe.every``), None when off
+    probe: Probe | None = None
 
 
 def build_runner(
@@ -339,6 +386,9 @@ def _assemble(
         learners=learners,
         checkpointer=checkpointer,
         counters=counters,
+        probe=Probe(config.env.name, config.env.options, probe_settings(config))
+        if config.evaluation.probe.every
+        else None,
     )
     if not resume:
         _bootstrap(parts, [s.learner_id for s in setups if s.initial_member])

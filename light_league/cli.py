@@ -1,5 +1,5 @@
 """Command line: ``main.py --config FILE [--run-dir DIR] [key.path=value ...]``, ``--resume RUN_DIR``,
-``main.py report RUN_DIR`` and ``main.py board RUN_DIR``.
+``main.py report RUN_DIR``, ``main.py board RUN_DIR`` and ``main.py exploit RUN_DIR``.
 
 Bad input (config, names, files) prints one line to stderr and exits with status 2. A failure
 during a run prints one line saying how to resume and exits with status 1; the full traceback
@@ -52,7 +52,8 @@ def _run_parser() -> argparse.ArgumentParser:
         description="Run a league experiment, or continue one with --resume.",
         epilog=f"Other commands: `{prog} report RUN_DIR [--generation G] [--full] [--csv FILE]` prints a "
         f"run's leaderboard, payoff table and history (`{prog} report --help`); `{prog} board RUN_DIR` "
-        "opens it in TensorBoard with every generation's images.",
+        f"opens it in TensorBoard with every generation's images; `{prog} exploit RUN_DIR --target main` "
+        f"measures how exploitable its newest main agent is (`{prog} exploit --help`).",
     )
     p.add_argument("--config", help="experiment YAML (see expr_configs/)")
     p.add_argument("--run-dir", help="run directory (default: a fresh one under experiment.runs_root)")
@@ -84,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             return _report(args[1:])
         if args and args[0] == "board":
             return _board(args[1:])
+        if args and args[0] == "exploit":
+            return _exploit(args[1:])
         return _run(args)
     except LeagueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -102,6 +105,50 @@ def _report(args: list[str]) -> int:
         raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
     print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full))
     return 0
+
+
+def _exploit_parser() -> argparse.ArgumentParser:
+    prog = _program()
+    p = _Parser(
+        prog=f"{prog} exploit",
+        description="How exploitable is what a run hands over? Train a fresh learner (the run's kind, with "
+        "evaluation.probe's settings) against a frozen target of a finished or running run, then play fresh "
+        "games against it, seats alternated. Writes RUN_DIR/exploit/<target>_gen<G>.json.",
+        epilog="key=value: a bare key is a setting of the probe's learner (lr=0.002 entropy_coef=0); a dotted "
+        "key overrides the run's config (evaluation.probe.num_envs=128). See docs/evaluation.md.",
+    )
+    p.add_argument("run_dir")
+    p.add_argument(
+        "--target",
+        default="main",
+        help="main (the newest snapshot of each main agent), meta (the meta-strategy) or a member id",
+    )
+    p.add_argument("--generation", type=int, default=None, help="completed generation (default: the last)")
+    p.add_argument("--env-steps", type=int, default=None, help="training budget (default: evaluation.probe)")
+    p.add_argument("--games", type=int, default=None, help="evaluation games (default: evaluation.probe)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("settings", nargs="*", help="key=value settings (see below)")
+    return p
+
+
+def _exploit(args: list[str]) -> int:
+    from light_league.exploit import exploit
+
+    ns = _exploit_parser().parse_intermixed_args(args)  # settings may stand between options
+    for flag, value in (("--env-steps", ns.env_steps), ("--games", ns.games)):
+        if value is not None and value < (1 if flag == "--env-steps" else 2):
+            raise LeagueError(f"{flag} must be at least {1 if flag == '--env-steps' else 2}, got {value}")
+    if ns.seed < 0:
+        raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
+    return exploit(
+        Path(ns.run_dir),
+        target=ns.target,
+        generation=ns.generation,
+        env_steps=ns.env_steps,
+        games=ns.games,
+        seed=ns.seed,
+        settings=list(ns.settings),
+    )
 
 
 def _board_parser() -> argparse.ArgumentParser:

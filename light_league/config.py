@@ -140,8 +140,34 @@ class LearnerSection(Section):
         return self
 
 
+class ProbeSection(Section):
+    """The exploitability probe, inside a run (``every``) and for ``main.py exploit`` (docs/evaluation.md)."""
+
+    every: int = Field(0, ge=0, le=1_000_000)
+    """Probe every this many generations while the run trains (the generations ``every - 1``,
+    ``2 * every - 1``, ...); 0 never (``main.py exploit`` still can, on a finished or running run)."""
+    targets: list[Literal["main", "meta"]] = Field(default_factory=lambda: ["main"], min_length=1)  # type: ignore[arg-type]
+    """What a probe inside the run plays against: ``main`` (the newest snapshot of each main agent,
+    equally weighted) and / or ``meta`` (the generation's meta-strategy)."""
+    env_steps: int = Field(1_000_000, ge=1, le=10**12)
+    """Env steps the probe trains for."""
+    games: int = Field(512, ge=2, le=10_000_000)
+    """Fresh evaluation games the trained probe then plays against the target (seats alternated)."""
+    role: str = Field("main_exploiter", min_length=1)
+    """The league role whose learner settings the probe takes (``learner.mappo_by_role``; a role
+    without its own settings takes ``learner.mappo``)."""
+    learner: dict[str, Any] = Field(default_factory=dict)
+    """Learner settings that differ for the probe, over the role's (e.g. ``{lr: 0.002}``; for a
+    plugin learner, fields of its ``Config``). A linear learning-rate schedule decays over the
+    probe's own updates unless ``lr_decay_updates`` is given here."""
+    num_envs: int | None = Field(None, ge=1, le=1_000_000)
+    """Games stepped together while the probe trains (None: the run's ``num_workers x envs_per_worker``)."""
+    steps_per_update: int | None = Field(None, ge=1, le=1_000_000)
+    """Batched steps per update (None: the run's ``execution.steps_per_call``)."""
+
+
 class EvaluationSection(Section):
-    """The PSRO evaluation step: new members against every member, Elo, exact NashConv."""
+    """The PSRO evaluation step: new members against every member, Elo, exact NashConv, the probe."""
 
     episodes_per_pair: int | Literal["adaptive"] = 50
     """Games per ordered pairing when a new member meets every other member (per seat order; 1 to
@@ -159,11 +185,14 @@ class EvaluationSection(Section):
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
     nash_conv: Literal["auto", "least_exploitable", "never"] = "auto"
-    """Where the game allows (poker), compute an exact NashConv every generation: ``auto`` of the
-    meta-strategy (the Nash mixture by default); ``least_exploitable`` of the population's least
-    exploitable mixture (the weights over the members whose mixture an exact best response exploits
-    least; docs/league.md, "The league's output"), the meta-strategy's own NashConv logged beside
-    it as ``meta_nash_conv``; ``never`` skips it."""
+    """Where the game allows (poker), measure exactly every generation how exploitable the two
+    things a league hands over are: ``auto`` the NashConv of the newest main agent
+    (``main_nash_conv``) and of the meta-strategy (``meta_nash_conv``); ``least_exploitable`` also
+    solves, as an analysis on the run's clock, the members' least exploitable mixture (the weights
+    an exact best response exploits least; ``least_exploitable_nash_conv``), which nothing in the
+    run reads; ``never`` skips both. Measurements only: no exact value steers training."""
+    probe: ProbeSection = Field(default_factory=ProbeSection)
+    """The exploitability probe (off by default inside a run)."""
     baselines: list[str] = Field(default_factory=list)
     """Fixed opponents added to the population at the start (Elo anchors), e.g. ``scripted_l1``."""
     elo_k: float = Field(32.0, gt=0.0, le=1000.0)
@@ -219,8 +248,8 @@ class StopSection(Section):
     max_wall_s: float | None = Field(None, gt=0.0)
     """Stop at the end of the first generation past this wall time."""
     target_nash_conv: float | None = Field(None, ge=0.0)
-    """Stop when the exact NashConv that ``evaluation.nash_conv`` reports (the meta-strategy's, or the
-    least exploitable mixture's) reaches this value (within 1e-9, so 0 works)."""
+    """Stop when the meta-strategy's exact NashConv (``meta_nash_conv``, where the game allows)
+    reaches this value (within 1e-9, so 0 works)."""
 
 
 class ExperimentConfig(Section):

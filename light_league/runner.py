@@ -12,9 +12,8 @@ One generation (see docs/architecture.md):
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from envs.base import EnvSpec
@@ -25,6 +24,7 @@ from light_league.checkpoint import Checkpointer, RunCounters
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.evaluation.evaluation_manager import EvaluationManager
+from light_league.evaluation.probe import Probe, ProbeTarget, probe_summary, save_probe
 from light_league.execution import Executor, Handle
 from light_league.game_theory.nash import nash_entropy
 from light_league.run_dir import RunDir
@@ -34,19 +34,10 @@ from light_league.tracking.console import Console
 from light_league.tracking.logger import MetricLogger, PayoffSnapshot, newest_entries
 from light_league.tracking.report import save_payoff_snapshot
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
-from light_league.types import AgentRecord, GenerationDecisions, TrainingTask
+from light_league.types import AgentRecord, GenerationDecisions, TrainingTask, newest_main
 
 #: ``stop.target_nash_conv`` fires at ``nash_conv <= target + NASH_CONV_TOLERANCE``
 NASH_CONV_TOLERANCE = 1e-9
-
-
-@dataclass
-class Output:
-    """The league's output mixture when it is not the meta-strategy (``evaluation.nash_conv:
-    least_exploitable``): weights by member, and the meta-strategy's own NashConv beside it."""
-
-    mixture: dict[str, float]
-    meta_nash_conv: float | None
 
 
 class Timer:
@@ -82,6 +73,7 @@ class Runner:
         learners: dict[str, Handle],
         checkpointer: Checkpointer,
         counters: RunCounters | None = None,
+        probe: Probe | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -101,9 +93,13 @@ class Runner:
         self.env_steps = restored.env_steps
         self.wall_offset = restored.wall_s
         self.started = time.perf_counter()
+        #: the meta-strategy's exact NashConv of the last generation (``stop.target_nash_conv``)
         self.last_nash_conv: float | None = restored.last_nash_conv
-        #: the generation's least exploitable mixture (``evaluation.nash_conv: least_exploitable``)
-        self.output: Output | None = None
+        self.probe = probe
+        #: the generation's measurements of what the league hands over (exact NashConv, probes)
+        self.measured: dict[str, Any] = {}
+        #: the latest probe reading per target, ``{"main": {...}, "meta": {...}}`` (a record's ``probe``)
+        self.latest_probe: dict[str, dict[str, Any]] = _latest_probes(self.generations_log)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -137,23 +133,51 @@ class Runner:
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
             stats = self.agents.solve(game=self.evaluation.game)
-            # the output mixture is part of the solve (its NashConv comes with it), not a measurement
-            least = (
-                self.evaluation.least_exploitable_mixture(stats.ids)
-                if self.evaluation.least_exploitable
-                else None
-            )
-        with timer("exploitability"):
-            self.last_nash_conv = self.evaluation.nash_conv(stats)
-        self.output = None
-        if least is not None:
-            self.output = Output(least[0], self.last_nash_conv)
-            self.last_nash_conv = least[1]
+        self.measured = self._measure(gen, stats, timer)
+        self.last_nash_conv = self.measured.get("meta_nash_conv")
         self.evaluation.keep_members(stats.ids)
         self.env_steps += sum(outcome.env_steps.values()) + summary.env_steps
         with timer("checkpoint"):
             record = self._finish(gen, tasks, outcome, stats, timer)
-        self.console.summary(gen, record)
+        self.console.summary(gen, {**record, "latest_probe": self.latest_probe})
+
+    def _measure(self, gen: int, stats: LeagueStats, timer: Timer) -> dict[str, Any]:
+        """How exploitable the newest main agent and the meta-strategy are: exactly where the game
+        allows, and by the probe in the generations ``evaluation.probe.every`` names. Measurements
+        only: nothing here feeds back into training or the meta-strategy."""
+        main = newest_main(stats.ids, stats.roles)
+        with timer("exploitability"):
+            out: dict[str, Any] = dict(self.evaluation.exploitability(stats, main))
+        if self.evaluation.least_exploitable:
+            with timer("least_exploitable"):  # an analysis the config asked for, on the run's clock
+                mixture, value = self.evaluation.least_exploitable_mixture(stats.ids)
+            out["least_exploitable"] = {k: round(v, 6) for k, v in mixture.items()}
+            out["least_exploitable_nash_conv"] = value
+        every = self.config.evaluation.probe.every
+        if self.probe is not None and every and (gen + 1) % every == 0:
+            with timer("probe"):
+                out["probe"] = self._probes(gen, stats, main)
+            self.latest_probe.update(out["probe"])
+        return out
+
+    def _probes(self, gen: int, stats: LeagueStats, main: dict[str, float]) -> dict[str, dict[str, Any]]:
+        """One probe per ``evaluation.probe.targets`` entry; its JSON also goes to ``exploit/``."""
+        assert self.probe is not None
+        targets = {"main": main, "meta": dict(zip(stats.ids, stats.meta_strategy.tolist()))}
+        out: dict[str, dict[str, Any]] = {}
+        for name in self.config.evaluation.probe.targets:
+            weights = {k: w for k, w in targets[name].items() if w > 0}
+            if not weights:
+                continue
+            target = ProbeTarget(name, gen, weights)
+            seed = derive_seed(self.config.experiment.seed, "probe", name, gen)
+            with self.console.probe_progress(name, self.probe.settings.env_steps) as progress:
+                result = self.probe.run(
+                    target, self.evaluation.member_policies(list(weights)), seed=seed, progress=progress
+                )
+            save_probe(self.run_dir.root, result)
+            out[name] = probe_summary(result)
+        return out
 
     def _apply(self, decisions: GenerationDecisions) -> list[AgentRecord]:
         new = []
@@ -236,12 +260,7 @@ class Runner:
             # the train phase split: waiting for rollouts, and the learners' updates
             "train_split_s": {"rollout": round(outcome.rollout_s, 3), "update": round(outcome.update_s, 3)},
         }
-        if self.last_nash_conv is not None:
-            record["nash_conv"] = self.last_nash_conv
-        if self.output is not None:
-            record["least_exploitable"] = {k: round(v, 6) for k, v in self.output.mixture.items()}
-            if self.output.meta_nash_conv is not None:
-                record["meta_nash_conv"] = self.output.meta_nash_conv
+        record.update(self.measured)
         return record
 
     def _log(
@@ -263,10 +282,7 @@ class Runner:
         out.update(_meta_scalars(stats))
         if stats.diversity is not None:
             out["league/diversity_score"] = float(stats.diversity)
-        if self.last_nash_conv is not None:
-            out["league/nash_conv"] = self.last_nash_conv
-        if self.output is not None and self.output.meta_nash_conv is not None:
-            out["league/meta_nash_conv"] = self.output.meta_nash_conv
+        out.update(_exploitability_scalars(self.measured, self.latest_probe))
         for agent, rating in stats.rating.items():
             out[f"rating/{agent}"] = rating
         for agent, rating in stats.elo.items():
@@ -317,6 +333,35 @@ def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
         for agent, p in zip(stats.ids, stats.stability.support.tolist()):
             out[f"support/{agent}"] = float(p)
     return out
+
+
+def _exploitability_scalars(
+    measured: dict[str, Any], latest_probe: dict[str, dict[str, Any]]
+) -> dict[str, float]:
+    """``exploitability/main_nash_conv`` and ``exploitability/meta_nash_conv`` where exact, the
+    least exploitable mixture's NashConv where asked for, and the latest probe of each target
+    (``probe/<target>/win_rate`` and the rest; logged every generation, so the curve is flat
+    between probes)."""
+    out = {
+        f"exploitability/{key}": float(measured[key])
+        for key in ("main_nash_conv", "meta_nash_conv", "least_exploitable_nash_conv")
+        if measured.get(key) is not None
+    }
+    for target, reading in latest_probe.items():
+        for key in ("win_rate", "payoff", "best_response_payoff"):
+            if reading.get(key) is not None:
+                out[f"probe/{target}/{key}"] = float(reading[key])
+    return out
+
+
+def _latest_probes(log: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The latest probe reading of each target in the run's records (a resumed run goes on showing it)."""
+    latest: dict[str, dict[str, Any]] = {}
+    for record in log:
+        probe = record.get("probe") if isinstance(record, dict) else None
+        if isinstance(probe, dict):
+            latest.update({k: v for k, v in probe.items() if isinstance(v, dict)})
+    return latest
 
 
 def payoff_snapshot(gen: int, stats: LeagueStats) -> PayoffSnapshot:

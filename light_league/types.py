@@ -228,3 +228,26 @@ class GenerationDecisions:
     #: learners of ``reset`` that restart from another learner's current weights (learner ->
     #: source learner) instead of their initial ones
     reset_from: dict[str, str] = field(default_factory=dict)
+
+
+_VERSIONED_ID = re.compile(r"^(?P<lineage>.+)-v(?P<version>\d+)$")
+
+
+def newest_snapshots(agent_ids: list[str], roles: list[str]) -> list[int]:
+    """Index of each learner's newest snapshot: ids ``<learner>-v<k>``, the largest ``k`` per learner."""
+    newest: dict[str, tuple[int, int]] = {}
+    for i, (agent, role) in enumerate(zip(agent_ids, roles, strict=True)):
+        match = _VERSIONED_ID.match(agent)
+        if role == "baseline" or match is None:
+            continue
+        version = int(match["version"])
+        if match["lineage"] not in newest or version > newest[match["lineage"]][0]:
+            newest[match["lineage"]] = (version, i)
+    return sorted(i for _, i in newest.values())
+
+
+def newest_main(agent_ids: list[str], roles: list[str]) -> dict[str, float]:
+    """The newest snapshot of each main agent, equally weighted (the ``main`` output of a league);
+    empty when no member is a main agent."""
+    main = [agent_ids[i] for i in newest_snapshots(agent_ids, roles) if roles[i] == AgentType.MAIN_AGENT]
+    return {agent: 1.0 / len(main) for agent in main}

@@ -4,7 +4,8 @@ Every pairing of population members that has not been played yet (each new membe
 other member) is played for ``evaluation.episodes_per_pair`` games per seat order (one order when
 the env's seats are symmetric), in parallel on the rollout workers. For OpenSpiel-checked games
 (Kuhn, Leduc) the payoffs can instead be computed exactly, and the exact NashConv of the
-Nash-mixture policy is reported.
+newest main agent and of the meta-strategy is reported (measurements only: nothing that trains
+or selects reads them).
 """
 
 from __future__ import annotations
@@ -274,14 +275,22 @@ class EvaluationManager:
         result = self.member_game(ids).solve()
         return dict(zip(ids, result.weights.tolist(), strict=True)), result.nash_conv
 
-    def nash_conv(self, stats: MetaGame) -> float | None:
-        """Exact NashConv of the meta-strategy's mixture policy (the Nash mixture unless
-        ``league.meta_solver`` says otherwise); None where the game does not allow it."""
+    def exploitability(self, stats: MetaGame, main: Mapping[str, float]) -> dict[str, float]:
+        """Exact NashConv of the two things a league hands over, where the game allows it:
+        ``meta_nash_conv`` of the meta-strategy's mixture policy and ``main_nash_conv`` of
+        ``main`` (the newest snapshot of each main agent, weighted; left out when empty). Empty
+        where the game has no exact evaluator or ``evaluation.nash_conv`` is ``never``."""
         if not self.compute_nash_conv:
-            return None
+            return {}
+        out = {"meta_nash_conv": self._nash_conv(dict(zip(stats.ids, stats.meta_strategy.tolist())))}
+        if main:
+            out["main_nash_conv"] = self._nash_conv(main)
+        return out
+
+    def _nash_conv(self, weights: Mapping[str, float]) -> float:
         from light_league.algorithms.game_tree import nash_conv
 
-        support = [(pid, p) for pid, p in zip(stats.ids, stats.meta_strategy.tolist()) if p > 1e-9]
+        support = [(pid, p) for pid, p in weights.items() if p > 1e-9]
         pols = self.member_policies([pid for pid, _ in support])
         value = float(nash_conv(self.env_name, [pols[pid] for pid, _ in support], [p for _, p in support]))
         return max(value, 0.0) if value > -1e-9 else value  # float noise below an exact 0

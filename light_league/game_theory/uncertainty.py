@@ -60,6 +60,26 @@ def cell_intervals(
     return np.where(fixed, p, low), np.where(fixed, p, high)
 
 
+def score_interval(score: float, games: int, level: float = INTERVAL_LEVEL) -> tuple[float, float]:
+    """The equal-tailed Jeffreys interval of one mean outcome in [0, 1] over ``games`` games (draws
+    counting half): the interval :func:`cell_intervals` gives a cell of that score."""
+    low, high = cell_intervals(np.array([score]), np.array([games]), level=level)
+    return float(low[0]), float(high[0])
+
+
+def mean_interval(values: np.ndarray, level: float = INTERVAL_LEVEL) -> tuple[float, float]:
+    """Student-t interval of the mean of ``values`` (a game's payoff each); the mean itself when
+    there are fewer than two values or they are all equal."""
+    x = np.asarray(values, dtype=np.float64)
+    mean = float(x.mean()) if x.size else float("nan")
+    if x.size < 2:
+        return mean, mean
+    from scipy.stats import t as t_dist
+
+    half = float(t_dist.ppf(0.5 + level / 2.0, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return mean - half, mean + half
+
+
 def sample_tables(
     rates: np.ndarray,
     games: np.ndarray,

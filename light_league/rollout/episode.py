@@ -53,6 +53,9 @@ class EvaluationResult:
     results: list[MatchResult]
     env_steps: int
     behaviour: dict[str, Behaviour]
+    #: ``(len(results), 2)``: both seats' episode returns of each game, in the order of ``results``
+    #: (a result holds seat 0's only); None where a caller built the result without them
+    seat_returns: np.ndarray | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "results": pack_results(self.results)}
@@ -317,6 +320,7 @@ class EpisodeLoop:
         self._owner = None
         self._fill(pair_of, np.ones(self.env.num_envs, dtype=bool), to_start)
         results: list[MatchResult] = []
+        returns: list[np.ndarray] = []
         env_steps = 0
         limit = max_steps if max_steps is not None else 10**9
         seat_policy = np.zeros((self.env.num_envs, 2), dtype=np.int64)
@@ -325,6 +329,8 @@ class EpisodeLoop:
             seat_policy[:] = np.where(playing[:, None], pair_seats[np.maximum(pair_of, 0)], 0)
             active = step.active & playing[:, None]
             actions = self._act(step, active, seat_policy[:, self._seat_of], plist, behaviour)
+            idle = step.active & ~playing[:, None]  # games past their quota step on a legal action
+            actions[idle] = np.argmax(step.action_mask[idle], axis=-1)
             step = self.env.step(actions)
             env_steps += int(playing.sum())
             finished = step.done & playing
@@ -335,10 +341,14 @@ class EpisodeLoop:
                         ids[a_idx], ids[b_idx], 0, float(step.outcome[b]), float(step.seat_return[b, 0])
                     )
                 )
+                returns.append(step.seat_return[b].astype(np.float64))
             pair_of[finished] = -1
             self._fill(pair_of, finished, to_start)
         self._step = None
-        return EvaluationResult(results, env_steps, {pid: behaviour[i] for i, pid in enumerate(ids)})
+        seat_returns = np.array(returns, dtype=np.float64).reshape(-1, 2)
+        return EvaluationResult(
+            results, env_steps, {pid: behaviour[i] for i, pid in enumerate(ids)}, seat_returns
+        )
 
     @staticmethod
     def _fill(pair_of: np.ndarray, free: np.ndarray, to_start: np.ndarray) -> None:

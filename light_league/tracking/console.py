@@ -85,10 +85,40 @@ def headline(generation: int, stats: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
+#: the exploitability fields of a generation record, as the console names them (``nash_conv``:
+#: records written before ``main_nash_conv`` / ``meta_nash_conv`` existed)
+_EXPLOITABILITY = (
+    ("main_nash_conv", "main nash_conv"),
+    ("meta_nash_conv", "meta nash_conv"),
+    ("nash_conv", "nash_conv"),
+    ("least_exploitable_nash_conv", "least exploitable nash_conv"),
+)
+
+
 def metrics_line(stats: Mapping[str, Any]) -> str:
-    """``nash entropy 1.234 · nash_conv 0.012 · diversity 0.456`` (absent or null values left out)."""
-    names = (("nash_entropy", "nash entropy"), ("nash_conv", "nash_conv"), ("diversity", "diversity"))
-    return " · ".join(f"{name} {fraction(stats[key])}" for key, name in names if stats.get(key) is not None)
+    """``nash entropy 1.234 · main nash_conv 0.612 · meta nash_conv 0.730 · probe vs main win rate
+    0.553 [0.510, 0.596] at gen 7 · diversity 0.456`` (absent or null values left out)."""
+    names = (("nash_entropy", "nash entropy"), *_EXPLOITABILITY)
+    parts = [f"{name} {fraction(stats[key])}" for key, name in names if stats.get(key) is not None]
+    latest = stats.get("latest_probe") or stats.get("probe") or {}
+    parts += [probe_text(target, reading) for target, reading in latest.items() if isinstance(reading, dict)]
+    if stats.get("diversity") is not None:
+        parts.append(f"diversity {fraction(stats['diversity'])}")
+    return " · ".join(parts)
+
+
+def probe_text(target: str, reading: Mapping[str, Any]) -> str:
+    """``probe vs main win rate 0.553 [0.510, 0.596] at gen 7`` (the reading's 95% interval), or its
+    payoff where the game has no win rate (with the exact best response's payoff beside it where
+    known)."""
+    key = "win_rate" if reading.get("win_rate") is not None else "payoff"
+    low, high = reading.get(f"{key}_ci95") or (None, None)
+    text = f"probe vs {target} {key.replace('_', ' ')} {fraction(reading.get(key))} [{fraction(low)}, {fraction(high)}]"
+    if reading.get("generation") is not None:
+        text += f" at gen {reading['generation']}"
+    if reading.get("best_response_payoff") is not None:
+        text += f" best response {fraction(reading['best_response_payoff'])}"
+    return text
 
 
 def timings_line(stats: Mapping[str, Any]) -> str:
@@ -206,6 +236,29 @@ class GenerationProgress:
             self._progress.advance(self._eval_task, n)
 
 
+class ProbeProgress:
+    """Reports a probe's training steps; draws a bar in rich mode (``Console.probe_progress``)."""
+
+    def __init__(self, progress: Progress | None, target: str, total_steps: int) -> None:
+        self._progress = progress
+        self._task = progress.add_task(f"probe vs {target}", total=total_steps) if progress else None
+
+    def __enter__(self) -> ProbeProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=done, total=total)
+
+
 class Console:
     """The run's terminal output (always stderr unless ``file`` is given)."""
 
@@ -233,6 +286,23 @@ class Console:
                 transient=True,
             )
         return GenerationProgress(progress, generation, total_steps, total_eval_games)
+
+    def probe_progress(self, target: str, total_steps: int) -> ProbeProgress:
+        """Use as ``with console.probe_progress("main", steps) as p: p(done, total)``: a bar in rich
+        mode on a terminal, a start line otherwise."""
+        progress = None
+        if self.mode == "rich" and self._rich.is_terminal:
+            progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self._rich,
+                transient=True,
+            )
+        elif self.mode != "quiet":
+            self._plain(f"probe vs {target}: training a fresh learner for {total_steps:,} env steps")
+        return ProbeProgress(progress, target, total_steps)
 
     def summary(self, generation: int, stats: Mapping[str, Any]) -> None:
         """Print the generation's summary (a ``GenerationRecord``; missing fields are left out)."""

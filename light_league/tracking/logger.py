@@ -19,14 +19,12 @@ import numpy as np
 import yaml
 
 from light_league.errors import CorruptFileError
+from light_league.types import newest_snapshots as newest_snapshots  # its former home
 
 
 class PopulationEntry(TypedDict):
     id: str
     role: str
-
-
-_VERSIONED_ID = re.compile(r"^(?P<lineage>.+)-v(?P<version>\d+)$")
 
 
 class NewestEntry(TypedDict):
@@ -57,11 +55,14 @@ class GenerationRecord(TypedDict):
     meta_strategy: NotRequired[dict[str, float]]  #: that solver's mixture (= nash by default)
     meta_entropy: NotRequired[float]
     meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
-    #: only for games where it is exact: of the meta-strategy, or of ``least_exploitable`` when recorded
-    nash_conv: NotRequired[float]
-    #: ``evaluation.nash_conv: least_exploitable``: the members' least exploitable mixture
+    #: only for games where it is exact: of the newest main agent and of the meta-strategy
+    main_nash_conv: NotRequired[float]
+    meta_nash_conv: NotRequired[float]
+    #: ``evaluation.nash_conv: least_exploitable``: the members' least exploitable mixture (an analysis)
     least_exploitable: NotRequired[dict[str, float]]
-    meta_nash_conv: NotRequired[float]  #: with ``least_exploitable``: the meta-strategy's own NashConv
+    least_exploitable_nash_conv: NotRequired[float]
+    #: the generations that ran a probe: ``{target: reading}`` (``evaluation.probe``)
+    probe: NotRequired[dict[str, dict[str, Any]]]
     env_steps_per_s: NotRequired[float]  #: this generation's throughput
     timings: NotRequired[dict[str, float]]  #: seconds per phase of this generation
     newest: NotRequired[list[NewestEntry]]  #: each learner's newest snapshot, see ``newest_entries``
@@ -185,19 +186,6 @@ class PayoffSnapshot:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(f"not a payoff snapshot ({exc.__class__.__name__}: {exc})") from None
-
-
-def newest_snapshots(agent_ids: list[str], roles: list[str]) -> list[int]:
-    """Index of each learner's newest snapshot: ids ``<learner>-v<k>``, the largest ``k`` per learner."""
-    newest: dict[str, tuple[int, int]] = {}
-    for i, (agent, role) in enumerate(zip(agent_ids, roles, strict=True)):
-        match = _VERSIONED_ID.match(agent)
-        if role == "baseline" or match is None:
-            continue
-        version = int(match["version"])
-        if match["lineage"] not in newest or version > newest[match["lineage"]][0]:
-            newest[match["lineage"]] = (version, i)
-    return sorted(i for _, i in newest.values())
 
 
 def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[NewestEntry]:

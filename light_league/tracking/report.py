@@ -119,18 +119,59 @@ def _cell(value: float | None, fmt: str) -> str:
 
 def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
     lines = [
-        "| generation | agents | Nash entropy | nash_conv | diversity | env steps | wall s |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| generation | agents | Nash entropy | main nash_conv | meta nash_conv | diversity | env steps | wall s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records[-last:]:
         cells = [
             str(r["generation"]),
             str(len(r.get("population", []))),
             fraction(r.get("nash_entropy")),
-            fraction(r.get("nash_conv")),
+            fraction(r.get("main_nash_conv")),
+            fraction(meta_nash_conv(r)),
             fraction(r.get("diversity")),
             _cell(r.get("env_steps"), ",d"),
             _cell(r.get("wall_s"), ".1f"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def meta_nash_conv(record: dict[str, Any]) -> float | None:
+    """The meta-strategy's exact NashConv of a record; records written before ``meta_nash_conv``
+    existed kept it as ``nash_conv`` (unless they also had ``meta_nash_conv`` beside it)."""
+    value = record.get("meta_nash_conv", record.get("nash_conv"))
+    return None if value is None else float(value)
+
+
+def probe_history(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Every probe reading in ``records``, oldest first, as ``(target, reading)``."""
+    out = []
+    for r in records:
+        probe = r.get("probe")
+        if isinstance(probe, dict):
+            out += [(target, reading) for target, reading in probe.items() if isinstance(reading, dict)]
+    return out
+
+
+def _probe_text(readings: list[tuple[str, dict[str, Any]]], last: int) -> list[str]:
+    lines = [
+        "| generation | target | env steps | games | win rate | 95% | payoff | 95% | best response |",
+        "|---:|---|---:|---:|---:|---|---:|---|---:|",
+    ]
+    for target, r in readings[-last:]:
+        win = r.get("win_rate_ci95") or (None, None)
+        pay = r.get("payoff_ci95") or (None, None)
+        cells = [
+            str(r.get("generation", "-")),
+            target,
+            _cell(r.get("env_steps"), ",d"),
+            _cell(r.get("games"), ",d"),
+            fraction(r.get("win_rate")),
+            f"{fraction(win[0])}-{fraction(win[1])}" if r.get("win_rate") is not None else "-",
+            fraction(r.get("payoff")),
+            f"{fraction(pay[0])}-{fraction(pay[1])}",
+            fraction(r.get("best_response_payoff")),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -156,8 +197,11 @@ def report(
     records = {int(r["generation"]): r for r in read_generations(run_dir) if "generation" in r}
     record = records.get(snapshot.generation)
     lines = [f"# Run {run_dir}", ""]
+    upto = [records[g] for g in sorted(records) if g <= snapshot.generation]
+    probes = probe_history(upto)
     if record is not None:
-        lines += [headline(snapshot.generation, record), metrics_line(record), ""]
+        latest = {target: reading for target, reading in probes}
+        lines += [headline(snapshot.generation, record), metrics_line({**record, "latest_probe": latest}), ""]
     else:
         lines += [f"generation {snapshot.generation} (no record in {GENERATIONS_FILE})", ""]
     newest = newest_rows(record or {})
@@ -181,10 +225,16 @@ def report(
         "",
         payoff_markdown(snapshot, full=full or None),
     ]
-    if records:
-        ordered = [records[g] for g in sorted(records) if g <= snapshot.generation]
-        lines += [f"## History (last {min(len(ordered), HISTORY_ROWS)} generations)", ""]
-        lines += [*_history_text(ordered, HISTORY_ROWS), ""]
+    if probes:
+        lines += [
+            f"## Probes (last {min(len(probes), HISTORY_ROWS)})",
+            "",
+            *_probe_text(probes, HISTORY_ROWS),
+            "",
+        ]
+    if upto:
+        lines += [f"## History (last {min(len(upto), HISTORY_ROWS)} generations)", ""]
+        lines += [*_history_text(upto, HISTORY_ROWS), ""]
     if csv_path is not None:
         try:
             atomic_write_text(csv_path, payoff_csv(snapshot))

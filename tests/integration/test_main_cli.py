@@ -110,7 +110,7 @@ def test_psro_with_exact_best_responses_reaches_kuhn_nash(tmp_path: Path) -> Non
     pytest.importorskip("pyspiel")
     run_dir = tmp_path / "psro"
     assert main(["--config", str(ROOT / "expr_configs" / "psro_kuhn.yaml"), "--run-dir", str(run_dir)]) == 0
-    curve = [g["nash_conv"] for g in generations(run_dir)]
+    curve = [g["meta_nash_conv"] for g in generations(run_dir)]
     assert curve[0] == pytest.approx(0.833333, abs=1e-5)  # one best response to uniform
     assert curve[-1] <= 1e-9 and len(curve) <= 12
 

@@ -187,26 +187,28 @@ def test_least_exploitable_meta_solver_runs_anytime_psro_on_kuhn(tmp_path: Path)
     assert main(["--config", KUHN, "--run-dir", str(run_dir), "league.meta_solver=least_exploitable"]) == 0
     gens = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
     assert {g["meta_solver"] for g in gens} == {"least_exploitable"}
-    assert all(b["nash_conv"] <= a["nash_conv"] + 1e-9 for a, b in zip(gens, gens[1:]))
-    assert gens[-1]["nash_conv"] < 0.25 * gens[0]["nash_conv"]
+    assert all(b["meta_nash_conv"] <= a["meta_nash_conv"] + 1e-9 for a, b in zip(gens, gens[1:]))
+    assert gens[-1]["meta_nash_conv"] < 0.25 * gens[0]["meta_nash_conv"]
     assert all(g.get("meta_stability", {"draws": 0})["draws"] == 0 for g in gens)
     for g in gens[1::3]:
         ids = list(g["meta_strategy"])
         policies = [load_policy(run_dir / "policies" / i) for i in ids]
         expected = game_tree.least_exploitable("kuhn_poker", policies)
         np.testing.assert_allclose(list(g["meta_strategy"].values()), expected.weights, atol=1e-6)
-        assert g["nash_conv"] == pytest.approx(expected.nash_conv, abs=1e-9)
-        assert g["nash_conv"] <= game_tree.nash_conv("kuhn_poker", policies, list(g["nash"].values())) + 1e-9
+        assert g["meta_nash_conv"] == pytest.approx(expected.nash_conv, abs=1e-9)
+        assert (
+            g["meta_nash_conv"]
+            <= game_tree.nash_conv("kuhn_poker", policies, list(g["nash"].values())) + 1e-9
+        )
 
 
 @pytest.mark.openspiel
-def test_nash_conv_of_the_least_exploitable_mixture_is_reported_and_training_is_unchanged(
-    tmp_path: Path,
-) -> None:
+def test_least_exploitable_analysis_is_reported_and_training_is_unchanged(tmp_path: Path) -> None:
     """``evaluation.nash_conv: least_exploitable`` on psro_kuhn.yaml: the same run as with ``auto``
-    (same members, same Nash mixtures; ``meta_nash_conv`` is the ``auto`` run's ``nash_conv``), and
-    ``nash_conv`` is that of the members' least exploitable mixture: never above the Nash mixture's,
-    never rising from one generation to the next, logged to TensorBoard beside ``meta_nash_conv``."""
+    (same members, same Nash mixtures, the same ``meta_nash_conv``), with the members' least
+    exploitable mixture beside it as an analysis (``least_exploitable_nash_conv``): never above the
+    meta-strategy's, never rising from one generation to the next, logged to TensorBoard beside
+    ``exploitability/meta_nash_conv``."""
     pytest.importorskip("pyspiel")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -221,10 +223,14 @@ def test_nash_conv_of_the_least_exploitable_mixture_is_reported_and_training_is_
         runs[mode] = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
     auto, lex = runs["auto"], runs["least_exploitable"]
     assert [g["nash"] for g in lex] == [g["nash"] for g in auto]
-    assert [g["meta_nash_conv"] for g in lex] == pytest.approx([g["nash_conv"] for g in auto], abs=1e-12)
-    assert all(g["nash_conv"] <= g["meta_nash_conv"] + 1e-9 for g in lex)
-    assert all(b["nash_conv"] <= a["nash_conv"] + 1e-9 for a, b in zip(lex, lex[1:]))
-    assert "least_exploitable" not in auto[-1] and "meta_nash_conv" not in auto[-1]
+    assert [g["meta_nash_conv"] for g in lex] == pytest.approx([g["meta_nash_conv"] for g in auto], abs=1e-12)
+    assert all(g["least_exploitable_nash_conv"] <= g["meta_nash_conv"] + 1e-9 for g in lex)
+    assert all(
+        b["least_exploitable_nash_conv"] <= a["least_exploitable_nash_conv"] + 1e-9
+        for a, b in zip(lex, lex[1:])
+    )
+    assert "least_exploitable" not in auto[-1] and "least_exploitable_nash_conv" not in auto[-1]
+    assert "nash_conv" not in auto[-1] and "main_nash_conv" not in auto[-1]  # PSRO has no main agent
     run_dir = tmp_path / "least_exploitable"
     for g in lex[2::3]:
         ids = list(g["least_exploitable"])
@@ -232,14 +238,13 @@ def test_nash_conv_of_the_least_exploitable_mixture_is_reported_and_training_is_
             "kuhn_poker", [load_policy(run_dir / "policies" / i) for i in ids]
         )
         np.testing.assert_allclose(list(g["least_exploitable"].values()), expected.weights, atol=1e-6)
-        assert g["nash_conv"] == pytest.approx(expected.nash_conv, abs=1e-9)
+        assert g["least_exploitable_nash_conv"] == pytest.approx(expected.nash_conv, abs=1e-9)
     acc = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"scalars": 0})
     acc.Reload()
-    logged = {
-        tag: [e.value for e in acc.Scalars(tag)] for tag in ("league/nash_conv", "league/meta_nash_conv")
-    }
-    assert logged["league/nash_conv"] == pytest.approx([g["nash_conv"] for g in lex], abs=1e-6)
-    assert logged["league/meta_nash_conv"] == pytest.approx([g["meta_nash_conv"] for g in lex], abs=1e-6)
+    tags = ("exploitability/least_exploitable_nash_conv", "exploitability/meta_nash_conv")
+    logged = {tag: [e.value for e in acc.Scalars(tag)] for tag in tags}
+    assert logged[tags[0]] == pytest.approx([g["least_exploitable_nash_conv"] for g in lex], abs=1e-6)
+    assert logged[tags[1]] == pytest.approx([g["meta_nash_conv"] for g in lex], abs=1e-6)
 
 
 @pytest.mark.openspiel
@@ -247,8 +252,8 @@ def test_least_exploitable_as_meta_solver_and_output_is_solved_once_per_generati
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With ``league.meta_solver`` and ``evaluation.nash_conv`` both ``least_exploitable`` the
-    meta-strategy and the reported output are one solve: one call per generation, the same weights,
-    and ``nash_conv`` equal to ``meta_nash_conv``."""
+    meta-strategy and the analysis are one solve: one call per generation, the same weights, and
+    ``least_exploitable_nash_conv`` equal to ``meta_nash_conv``."""
     pytest.importorskip("pyspiel")
     from light_league.algorithms import game_tree
 
@@ -268,7 +273,7 @@ def test_least_exploitable_as_meta_solver_and_output_is_solved_once_per_generati
     assert len(gens) == 4 and len(calls) == 4
     for g in gens:
         assert g["least_exploitable"] == pytest.approx(g["meta_strategy"], abs=1e-6)
-        assert g["nash_conv"] == pytest.approx(g["meta_nash_conv"], abs=1e-9)
+        assert g["least_exploitable_nash_conv"] == pytest.approx(g["meta_nash_conv"], abs=1e-9)
 
 
 @pytest.mark.slow
@@ -284,8 +289,9 @@ def test_psro_leduc_yaml_with_qre_lowers_nash_conv_on_exact_payoffs(tmp_path: Pa
     argv = ["--config", str(ROOT / "expr_configs" / "psro_leduc.yaml"), "--run-dir", str(run_dir)]
     assert main([*argv, "league.meta_solver=qre", "stop.max_generations=20", "stop.max_wall_s=null"]) == 0
     gens = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
-    assert len(gens) == 20 and gens[0]["nash_conv"] > 6.5  # one best response (6.80 for the QRE mix of two)
-    assert gens[-1]["nash_conv"] < 1.5
+    # one best response (6.80 for the QRE mix of two)
+    assert len(gens) == 20 and gens[0]["meta_nash_conv"] > 6.5
+    assert gens[-1]["meta_nash_conv"] < 1.5
     assert all(
         g["meta_stability"] == {"tv_mean": 0.0, "draws": 0, "support": g["meta_stability"]["support"]}
         for g in gens

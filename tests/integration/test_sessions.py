@@ -57,7 +57,7 @@ def test_target_nash_conv_zero_stops_an_exact_equilibrium(tmp_path: Path) -> Non
     assert main([*args, "stop.target_nash_conv=0.0", "stop.max_generations=40"]) == 0
     records = _generations(run_dir)
     assert len(records) < 40
-    assert 0.0 <= float(records[-1]["nash_conv"]) <= 1e-9  # type: ignore[arg-type]
+    assert 0.0 <= float(records[-1]["meta_nash_conv"]) <= 1e-9  # type: ignore[arg-type]
 
 
 def test_a_local_ray_run_does_not_open_with_rays_token_notice(tmp_path: Path) -> None:

@@ -83,8 +83,10 @@ def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Pa
     history = text.split("## History")[1]
     cells = [line.split("|")[1].strip() for line in history.splitlines() if line.startswith("| ")]
     assert cells == ["generation", "0", "1", "2"]
-    assert "| 0 | 3 | 0.500 | 0.125 | - | 1,000 | 10.0 |" in history
-    assert "| 2 | 5 | 0.500 | 0.042 | 0.250 | 3,000 | 30.0 |" in history
+    assert (
+        "| 0 | 3 | 0.500 | - | 0.125 | - | 1,000 | 10.0 |" in history
+    )  # an old record: nash_conv is the meta-strategy's
+    assert "| 2 | 5 | 0.500 | - | 0.042 | 0.250 | 3,000 | 30.0 |" in history
 
 
 def test_report_of_an_earlier_generation_exports_its_csv(run_dir: Path, tmp_path: Path) -> None:

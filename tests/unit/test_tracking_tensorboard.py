@@ -39,7 +39,7 @@ def runner_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
     g = snapshot.generation
     out = {
         "league/nash_entropy": 0.1 * g,
-        "league/nash_conv": 1.0 / (g + 1),
+        "exploitability/meta_nash_conv": 1.0 / (g + 1),
         "league/diversity_score": 0.3 + 0.01 * g,
         "league/population_size": float(snapshot.size),
         "exploiter/rolling_win_rate_vs_main": 0.25,

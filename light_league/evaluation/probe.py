@@ -1,0 +1,237 @@
+"""The exploitability probe: how much a fresh learner wins against a frozen target.
+
+A league hands its user a policy (its newest main agent) or a mixture of members (the
+meta-strategy). How exploitable that output is has an exact answer only where a best response
+can be computed over the game tree (Kuhn, Leduc); on any other game the probe answers it the way
+an adversary would: a fresh learner of the run's own kind trains against the frozen target for a
+budget of env steps (the target's member drawn per episode by its weight, the learner's seat per
+episode), then plays fresh evaluation games against it, seats alternated. Its mean payoff and win
+rate, with 95% intervals, are the probe's reading: a lower bound on what a best response wins.
+Where the env has an exact evaluator the exact best response's payoff against the same target is
+reported beside it, which is how the probe itself is checked (docs/evaluation.md).
+
+The probe is a plain class over policies: the ``exploit`` command feeds it members read from a run
+directory, the Runner members pulled from the PolicyServer (``evaluation.probe``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import envs
+from light_league.algorithms.base import Policy
+from light_league.algorithms.registry import make_learner
+from light_league.config_base import Section
+from light_league.rollout.episode import EpisodeLoop
+from light_league.rollout.head_to_head import head_to_head
+from light_league.seeding import derive_seed
+from light_league.utils.atomic import atomic_write_json
+
+#: probe targets besides a member id
+TARGETS = ("main", "meta")
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """What the probe plays against: a name (``main``, ``meta`` or a member id), the generation it
+    was read at, and the members with their weights (an episode's opponent is drawn by them)."""
+
+    name: str
+    generation: int
+    weights: dict[str, float]
+
+
+@dataclass
+class ProbeResult:
+    """One probe's reading (``RUN_DIR/exploit/<target>_gen<G>.json``)."""
+
+    target: str
+    generation: int
+    weights: dict[str, float]
+    env_steps: int
+    games: int
+    #: the probe's mean payoff per game against the target (its seat's episode return)
+    probe_payoff: float
+    probe_payoff_ci95: list[float]
+    #: wins + draws / 2 from the probe's side; None where the env has no win/loss outcome
+    probe_win_rate: float | None
+    probe_win_rate_ci95: list[float] | None
+    #: the exact best response's mean payoff against the target, seats alternated (Kuhn, Leduc)
+    best_response_payoff: float | None
+    #: the probe's exact expected payoff against the target, seats alternated (Kuhn, Leduc)
+    probe_payoff_exact: float | None
+    seed: int
+    seconds: float
+    #: the probe's learner: kind, its settings, games per batch and steps per update
+    learner: dict[str, Any] = field(default_factory=dict)
+    #: ``[env_steps, mean payoff of its training games since the last point]`` along training
+    curve: list[list[float]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def headline(self) -> float:
+        """The figure a user reads: the win rate where the env has one, else the payoff."""
+        return self.probe_win_rate if self.probe_win_rate is not None else self.probe_payoff
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """How a probe trains and scores: the learner (kind and config), the rollout shape and budgets."""
+
+    learner_kind: str
+    learner_config: Section
+    num_envs: int
+    steps_per_update: int
+    env_steps: int
+    games: int
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.learner_kind,
+            "config": self.learner_config.model_dump(mode="json"),
+            "num_envs": self.num_envs,
+            "steps_per_update": self.steps_per_update,
+        }
+
+
+#: ``progress(env_steps_done, env_steps_total)`` while the probe trains
+Progress = Callable[[int, int], None]
+
+
+class Probe:
+    """Trains a fresh learner against a frozen target and scores it (one call per reading)."""
+
+    def __init__(self, env_name: str, env_options: Mapping[str, Any], settings: ProbeSettings) -> None:
+        self.env_name = env_name
+        self.env_options = dict(env_options)
+        self.settings = settings
+
+    def run(
+        self,
+        target: ProbeTarget,
+        policies: Mapping[str, Policy],
+        *,
+        seed: int,
+        progress: Progress | None = None,
+    ) -> ProbeResult:
+        """Train, then score, a probe against ``target`` (``policies`` holds each member's policy)."""
+        s = self.settings
+        start = time.perf_counter()
+        weights = {k: float(w) for k, w in target.weights.items() if w > 0}
+        opponents = {k: policies[k] for k in weights}
+        probe, env_steps, curve = self._train(opponents, weights, seed, progress)
+        env = envs.make_batched(self.env_name, num_envs=min(s.games, 256), **self.env_options)
+        try:
+            games = head_to_head(env, probe, opponents, weights, s.games, seed=derive_seed(seed, "score"))
+        finally:
+            env.close()
+        win_loss = env.spec.win_loss
+        exact = exact_values(self.env_name, probe, opponents, weights)
+        return ProbeResult(
+            target=target.name,
+            generation=target.generation,
+            weights=weights,
+            env_steps=env_steps,
+            games=games.games,
+            probe_payoff=games.payoff,
+            probe_payoff_ci95=list(games.payoff_ci95),
+            probe_win_rate=games.score if win_loss else None,
+            probe_win_rate_ci95=list(games.score_ci95) if win_loss else None,
+            best_response_payoff=None if exact is None else exact[0],
+            probe_payoff_exact=None if exact is None else exact[1],
+            seed=seed,
+            seconds=round(time.perf_counter() - start, 3),
+            learner=s.describe(),
+            curve=curve,
+        )
+
+    def _train(
+        self,
+        opponents: Mapping[str, Policy],
+        weights: Mapping[str, float],
+        seed: int,
+        progress: Progress | None,
+    ) -> tuple[Policy, int, list[list[float]]]:
+        s = self.settings
+        env = envs.make_batched(self.env_name, num_envs=s.num_envs, **self.env_options)
+        try:
+            learner = make_learner(
+                s.learner_kind, env.spec, s.learner_config, seed=derive_seed(seed, "probe_learner")
+            )
+            loop = EpisodeLoop(env, seed=derive_seed(seed, "probe_rollout"))
+            done = 0
+            curve: list[list[float]] = []
+            returns: list[float] = []
+            every = max(s.env_steps // 20, 1)
+            mark = every
+            while done < s.env_steps:
+                res = loop.collect(learner.policy, opponents, weights, s.steps_per_update, learner_id="probe")
+                learner.update(res.batch)
+                done += res.env_steps
+                returns.extend(r.player_return for r in res.results)
+                if done >= mark or done >= s.env_steps:
+                    curve.append([float(done), float(np.mean(returns)) if returns else float("nan")])
+                    returns, mark = [], done + every
+                if progress is not None:
+                    progress(min(done, s.env_steps), s.env_steps)
+            return learner.policy, done, curve
+        finally:
+            env.close()
+
+
+def exact_values(
+    env_name: str, probe: Policy, opponents: Mapping[str, Policy], weights: Mapping[str, float]
+) -> tuple[float, float] | None:
+    """``(best response payoff, probe payoff)`` against the mixture, exactly and averaged over the
+    two seats, where the env plays an OpenSpiel game and open_spiel is installed; else None."""
+    if envs.exact_game(env_name) is None:
+        return None
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        return None
+    from light_league.algorithms import game_tree
+
+    ids = list(weights)
+    mixture = game_tree.mixture_policy(env_name, [opponents[k] for k in ids], [weights[k] for k in ids])
+    best = 0.5 * sum(game_tree.best_response_value(env_name, mixture, p) for p in (0, 1))
+    payoffs = game_tree.expected_payoff_matrix(env_name, [probe, mixture], [mixture, probe])
+    return float(best), float(0.5 * (payoffs[0, 0] - payoffs[1, 1]))
+
+
+def probe_path(run_dir: Path, target: str, generation: int) -> Path:
+    """``RUN_DIR/exploit/<target>_gen<G>.json`` (a member id as target keeps its own name)."""
+    return Path(run_dir) / "exploit" / f"{target}_gen{generation}.json"
+
+
+def save_probe(run_dir: Path, result: ProbeResult) -> Path:
+    """Write ``result`` to :func:`probe_path` (atomically)."""
+    path = probe_path(run_dir, result.target, result.generation)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, result.to_json())
+    return path
+
+
+def probe_summary(result: ProbeResult) -> dict[str, Any]:
+    """What a generation record keeps of a probe (``probe.<target>`` in ``generations.jsonl``)."""
+    return {
+        "generation": result.generation,
+        "env_steps": result.env_steps,
+        "games": result.games,
+        "payoff": round(result.probe_payoff, 6),
+        "payoff_ci95": [round(x, 6) for x in result.probe_payoff_ci95],
+        "win_rate": None if result.probe_win_rate is None else round(result.probe_win_rate, 6),
+        "win_rate_ci95": None
+        if result.probe_win_rate_ci95 is None
+        else [round(x, 6) for x in result.probe_win_rate_ci95],
+        "best_response_payoff": None
+        if result.best_response_payoff is None
+        else round(result.best_response_payoff, 6),
+    }

@@ -1,0 +1,121 @@
+"""A run directory read as data: its config, completed generations, members and their policies.
+
+What ``report``, ``exploit`` and the benchmarks read of a run, in one place. Only completed
+generations are read (a line of ``generations.jsonl`` is written when its generation's checkpoint
+is), so a running run can be read while it trains. Nothing here writes to the run directory.
+
+    run = RunReader("runs/league_leduc-20261126-101500")
+    target = run.target("main")                       # the newest main agent of the last generation
+    policies = run.policies(list(target.weights))     # member id -> Policy
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from light_league.algorithms.base import Policy
+from light_league.config import ExperimentConfig, load_config
+from light_league.errors import LeagueError, did_you_mean
+from light_league.evaluation.probe import TARGETS, ProbeTarget
+from light_league.run_dir import RunDir
+from light_league.tracking.report import read_generations
+from light_league.types import newest_main
+
+
+class RunReader:
+    """Read-only view of one run directory (see the module docstring)."""
+
+    def __init__(self, root: str | Path, overrides: list[str] | None = None) -> None:
+        """``overrides``: ``key.path=value`` changes applied to the stored config (as ``--resume``
+        takes them); the directory must hold a ``config.yaml``."""
+        self.root = Path(root)
+        self.run_dir = RunDir(self.root)
+        if not self.root.is_dir():
+            raise LeagueError(
+                f"run directory {self.root} does not exist; pass a directory written by main.py"
+            )
+        if not self.run_dir.is_run():
+            raise LeagueError(
+                f"{self.root} is not a run directory (no config.yaml); pass a RUN_DIR from main.py"
+            )
+        self.overrides = list(overrides or [])
+
+    @functools.cached_property
+    def config(self) -> ExperimentConfig:
+        """The run's resolved config (``config.yaml``), with this reader's overrides."""
+        return load_config(self.run_dir.config, self.overrides)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The completed generations' records, oldest first."""
+        return read_generations(self.root)
+
+    def record(self, generation: int | None = None) -> dict[str, Any]:
+        """One completed generation's record (None: the last one)."""
+        records = self.records()
+        if not records:
+            raise LeagueError(f"{self.root} has no completed generation yet; wait for the first one")
+        if generation is None:
+            return records[-1]
+        for record in records:
+            if record["generation"] == generation:
+                return record
+        first, last = records[0]["generation"], records[-1]["generation"]
+        raise LeagueError(
+            f"{self.root} has no completed generation {generation} (completed: {first}-{last}); "
+            f"pass --generation from {first} to {last}"
+        )
+
+    def members(self, generation: int | None = None) -> dict[str, str]:
+        """``{member id: role}`` of the population at the end of ``generation``."""
+        population = self.record(generation).get("population")
+        if not isinstance(population, list):
+            raise LeagueError(f"{self.run_dir.generations}: generation {generation} has no population list")
+        return {str(m["id"]): str(m["role"]) for m in population}
+
+    def target(self, name: str, generation: int | None = None) -> ProbeTarget:
+        """``main`` (the newest snapshot of each main agent, equally weighted), ``meta`` (the
+        generation's meta-strategy) or one member id, at ``generation`` (None: the last completed)."""
+        record = self.record(generation)
+        gen = int(record["generation"])
+        members = self.members(gen)
+        if name == "main":
+            weights = newest_main(list(members), list(members.values()))
+            if not weights:
+                raise LeagueError(
+                    f"{self.root} has no main agent in generation {gen} (roles: "
+                    f"{', '.join(sorted(set(members.values())))}); use --target meta or a member id"
+                )
+        elif name == "meta":
+            meta = record.get("meta_strategy", record.get("nash"))
+            if not isinstance(meta, dict) or not meta:
+                raise LeagueError(f"{self.run_dir.generations}: generation {gen} has no meta_strategy")
+            weights = {str(k): float(w) for k, w in meta.items() if float(w) > 0}
+        elif name in members:
+            weights = {name: 1.0}
+        else:
+            valid = [*TARGETS, *members]
+            raise LeagueError(
+                f"unknown target {name!r}{did_you_mean(name, valid)}: use main, meta or a member id of "
+                f"generation {gen} (e.g. {next(iter(members), 'main_agent_0-v1')})"
+            )
+        return ProbeTarget(name, gen, weights)
+
+    def policy(self, member_id: str) -> Policy:
+        """A member's policy: a baseline's fixed policy, or the frozen snapshot in ``policies/``."""
+        config = self.config
+        if self.members().get(member_id) == "baseline":
+            import envs
+
+            fixed: Policy = envs.make_fixed_policy(config.env.name, member_id, **config.env.options)
+            return fixed
+        from light_league.algorithms.mappo.serialization import load_policy
+
+        path = self.run_dir.policies / member_id
+        if not self.run_dir.inside(path):
+            raise LeagueError(f"member id {member_id!r} leaves the run directory; pass a member of the run")
+        return load_policy(path)
+
+    def policies(self, member_ids: list[str]) -> dict[str, Policy]:
+        return {member_id: self.policy(member_id) for member_id in member_ids}
