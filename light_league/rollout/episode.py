@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -230,9 +230,9 @@ class EpisodeLoop:
         width = hidden_dim(learner)
         if not width:
             return np.asarray(learner.values(state, idx))
-        assert self._hidden is not None and isinstance(learner, RecurrentTrainablePolicy)
+        assert self._hidden is not None
         hidden = self._hidden[learner_rows, self._learner_agents, :width].reshape(-1, width)
-        return np.asarray(learner.step_values(state, idx, hidden))
+        return np.asarray(cast(RecurrentTrainablePolicy, learner).step_values(state, idx, hidden))
 
     def _opponent_cdf(
         self, opponents: Mapping[str, Policy], probs: Mapping[str, float]
@@ -292,11 +292,11 @@ class EpisodeLoop:
         width = rec.hidden_dim
         hidden = None
         if width:
-            assert self._hidden is not None and isinstance(learner, RecurrentTrainablePolicy)
+            assert self._hidden is not None  # (a runtime protocol check costs too much per step)
             hidden = self._hidden[rows_b, rows_i, :width]
-            logp_all, values, self._hidden[rows_b, rows_i, :width] = learner.step_evaluate(
-                obs, state, mask, rows_k, hidden
-            )
+            logp_all, values, self._hidden[rows_b, rows_i, :width] = cast(
+                RecurrentTrainablePolicy, learner
+            ).step_evaluate(obs, state, mask, rows_k, hidden)
         else:
             logp_all, values = learner.evaluate(obs, state, mask, rows_k)
         logp_all = np.asarray(logp_all)

@@ -26,7 +26,7 @@ bank into one call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -209,14 +209,15 @@ def _gru_cell(
     b_ih: torch.Tensor,
     b_hh: torch.Tensor,
 ) -> torch.Tensor:
-    """One GRU step on chunks (C, size, ...) with stacked parameters, in the order of torch's
-    ``GRUCell``: ``r, z = sigmoid(hh + ih)``, ``n = tanh(ih_n + r * hh_n)``, ``h' = (h - n) z + n``."""
-    ir, iz, i_n = torch.baddbmm(b_ih.unsqueeze(1), x, w_ih).chunk(3, dim=-1)
-    hr, hz, h_n = torch.baddbmm(b_hh.unsqueeze(1), h, w_hh).chunk(3, dim=-1)
-    reset = (hr + ir).sigmoid()
-    update = (hz + iz).sigmoid()
-    new = (i_n + h_n * reset).tanh()
-    return (h - new) * update + new
+    """One GRU step on chunks (C, size, ...) with stacked parameters, with the arithmetic of
+    torch's ``GRUCell``: ``r, z = sigmoid(hh + ih)``, ``n = tanh(ih_n + hh_n * r)``,
+    ``h' = (h - n) z + n`` (the reset and update gates in one sigmoid)."""
+    size = h.shape[-1]
+    ih = torch.baddbmm(b_ih.unsqueeze(1), x, w_ih)
+    hh = torch.baddbmm(b_hh.unsqueeze(1), h, w_hh)
+    gates = (hh[..., : 2 * size] + ih[..., : 2 * size]).sigmoid()
+    new = (ih[..., 2 * size :] + hh[..., 2 * size :] * gates[..., :size]).tanh()
+    return (h - new) * gates[..., size:] + new
 
 
 #: the layout's cost model, seconds per unit (rough, from the 2-core development machine): a
@@ -400,8 +401,8 @@ def _rows_of(
     if not width:
         out[rows] = policy.log_probs(obs[rows], mask[rows], agent_idx[rows])
         return
-    assert hidden is not None and isinstance(policy, RecurrentPolicy), "recurrent policies need hidden states"
-    out[rows], hidden[rows, :width] = policy.step_log_probs(
+    assert hidden is not None, "recurrent policies need the rows' hidden states"
+    out[rows], hidden[rows, :width] = cast(RecurrentPolicy, policy).step_log_probs(
         obs[rows], mask[rows], agent_idx[rows], hidden[rows, :width]
     )
 

@@ -26,7 +26,7 @@ protocol asks.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -167,6 +167,14 @@ class RecurrentNet(nn.Module):
     def forward(self, x: torch.Tensor, h0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         states, _ = self.rnn(self.base(x), h0.unsqueeze(0).contiguous())
         return self.head(self.norm(states)), states
+
+    def step(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step of :meth:`forward` for ``N`` rows, ``x`` (N, in) and ``h`` (N, H): the GRU
+        cell alone (the same arithmetic as the sequence, bit for bit, without its per-call
+        overhead; what a rollout calls every step)."""
+        w_ih, w_hh, b_ih, b_hh = self.rnn.all_weights[0]
+        state = torch.gru_cell(self.base(x), h, w_ih, w_hh, b_ih, b_hh)
+        return self.head(self.norm(state)), state
 
 
 class MAPPOPolicy(nn.Module):
@@ -323,18 +331,23 @@ class MAPPOPolicy(nn.Module):
         return self.value_norm.normalize(returns) if self.value_norm is not None else returns
 
     # ------------------------------------------------------------------ numpy API (rollouts)
+    def _rows(self, x: np.ndarray, width: int, what: str, n: int | None = None) -> torch.Tensor:
+        """``x`` as an (N, width) float32 tensor (``n`` rows when given), or a ValueError."""
+        arr = np.ascontiguousarray(x, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[1] != width or (n is not None and arr.shape[0] != n):
+            raise ValueError(f"{what} must have shape ({'N' if n is None else n}, {width}), got {arr.shape}")
+        return torch.from_numpy(arr).to(self.device)
+
     def _tensors(
         self, x: np.ndarray, agent_idx: np.ndarray, width: int, what: str
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        arr = np.ascontiguousarray(x, dtype=np.float32)
-        if arr.ndim != 2 or arr.shape[1] != width:
-            raise ValueError(f"{what} must have shape (N, {width}), got {arr.shape}")
+        rows = self._rows(x, width, what)
         idx = np.asarray(agent_idx, dtype=np.int64)
-        if idx.shape != (arr.shape[0],) or (idx.size and (idx.min() < 0 or idx.max() >= self.team_size)):
+        if idx.shape != (rows.shape[0],) or (idx.size and (idx.min() < 0 or idx.max() >= self.team_size)):
             raise ValueError(
                 f"agent_idx must be (N,) positions in 0..{self.team_size - 1}, got {idx.tolist()}"
             )
-        return torch.from_numpy(arr).to(self.device), torch.from_numpy(idx).to(self.device)
+        return rows, torch.from_numpy(idx).to(self.device)
 
     def _log_probs(self, obs: torch.Tensor, mask: torch.Tensor, idx: torch.Tensor) -> np.ndarray:
         return self._masked_log_probs(self.masked_logits(obs, mask, idx), mask)
@@ -403,8 +416,10 @@ class MAPPOPolicy(nn.Module):
         o, idx = self._tensors(obs, agent_idx, self.obs_dim, "obs")
         h = self._hidden(hidden, o.shape[0])
         m = self._mask(mask, o.shape[0], self.num_actions)
-        logits, states = self.actor_sequence(o[None], m[None], idx, h[:, : self.recurrent_size])
-        return self._masked_log_probs(logits[0], m), states[0], idx, h
+        logits, state = cast(RecurrentNet, self.actor).step(
+            self._with_id(o, idx), h[:, : self.recurrent_size]
+        )
+        return self._masked_log_probs(logits.masked_fill(~m, ILLEGAL_LOGIT), m), state, idx, h
 
     def _next_hidden(
         self, actor: torch.Tensor | None, critic: torch.Tensor | None, h: torch.Tensor
@@ -428,18 +443,24 @@ class MAPPOPolicy(nn.Module):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Actor and critic on one decision: (log-probs, values in return units, next hidden)."""
         logp, actor, idx, h = self._actor_step(obs, mask, agent_idx, hidden)
-        s, _ = self._tensors(state, agent_idx, self.state_dim, "state")
-        values, critic = self.critic_sequence(s[None], idx, h[:, self.recurrent_size :])
-        return logp, self._return_units_np(values[0].cpu().numpy()), self._next_hidden(actor, critic[0], h)
+        values, critic = self._critic_step(self._rows(state, self.state_dim, "state", len(idx)), idx, h)
+        return logp, self._return_units_np(values), self._next_hidden(actor, critic, h)
+
+    def _critic_step(
+        self, state: torch.Tensor, idx: torch.Tensor, h: torch.Tensor
+    ) -> tuple[np.ndarray, torch.Tensor]:
+        """Critic outputs (critic units, numpy) of one step and the critic's next GRU state."""
+        critic = cast(RecurrentNet, self.critic)
+        values, after = critic.step(self._with_id(state, idx), h[:, self.recurrent_size :])
+        return values.squeeze(-1).cpu().numpy(), after
 
     @torch.no_grad()
     def step_values(self, state: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray) -> np.ndarray:
         """(N,) values in return units of the states after ``hidden`` (a bootstrap: the next
         hidden state is not needed)."""
         s, idx = self._tensors(state, agent_idx, self.state_dim, "state")
-        h = self._hidden(hidden, s.shape[0])
-        values, _ = self.critic_sequence(s[None], idx, h[:, self.recurrent_size :])
-        return self._return_units_np(values[0].cpu().numpy())
+        values, _ = self._critic_step(s, idx, self._hidden(hidden, s.shape[0]))
+        return self._return_units_np(values)
 
     # ------------------------------------------------------------------ weights
     def get_weights(self) -> dict[str, np.ndarray]:
