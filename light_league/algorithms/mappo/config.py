@@ -19,12 +19,12 @@ ARCH_VERSION = 1
 
 
 class RecurrentConfig(Section):
-    """rMAPPO: a recurrent layer in actor and critic (``learner.mappo.recurrent``; docs/mappo.md,
-    "Recurrent policies")."""
+    """rMAPPO: a GRU in actor and critic (docs/mappo.md, "Recurrent policies")."""
 
     cell: Literal["none", "gru"] = "none"
     """``gru``: actor and critic each get a GRU layer between their MLP and their head, with a
-    LayerNorm after it (the reference's rMAPPO, ``use_recurrent_policy``, its default algorithm).
+    LayerNorm after it (the reference's ``algorithm_name: rmappo``; its default, ``mappo``, is
+    feed-forward, as ours).
     Hidden states are carried per game and per agent through the rollouts, reset where an episode
     starts and stored with the trajectories. ``none``: feed-forward networks."""
 
@@ -36,7 +36,8 @@ class RecurrentConfig(Section):
     """Truncated backpropagation through time: each episode of an agent's decisions is cut into
     chunks of at most this many decisions, each trained from the hidden state the rollout
     stored at its start (gradients do not cross a chunk boundary). Reference:
-    ``data_chunk_length`` 10. A memory the task needs must span fewer decisions than this."""
+    ``data_chunk_length`` 10. What a task must remember should lie within this many decisions
+    of where it is used: a gradient does not reach back into an earlier chunk."""
 
     @property
     def enabled(self) -> bool:
