@@ -154,6 +154,8 @@ def test_a_recurrent_league_on_recall_runs_on_ray(tmp_path: Path, ray_session: N
     overrides = [
         "execution.backend=ray",
         "execution.num_workers=2",
+        "scheduler.main_exploiters=0",  # one learner actor: the test is about recurrence on Ray
+        "scheduler.league_exploiters=0",
         "execution.envs_per_worker=32",
         "execution.steps_per_call=8",
         "scheduler.steps_per_generation=1024",
