@@ -160,10 +160,6 @@ class RecurrentNet(nn.Module):
         self.norm = nn.LayerNorm(hidden)
         self.head = _init_linear(nn.Linear(hidden, out_dim), out_gain, orthogonal, generator)
 
-    @property
-    def hidden(self) -> int:
-        return self.rnn.hidden_size
-
     def forward(self, x: torch.Tensor, h0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         states, _ = self.rnn(self.base(x), h0.unsqueeze(0).contiguous())
         return self.head(self.norm(states)), states
