@@ -4,8 +4,8 @@
 ``make_fixed_policy(env_name, policy_name)`` builds a fixed opponent (scripted levels, random);
 ``env_names()`` and ``fixed_policy_names(env_name)`` list what exists; ``fixed_policy_ratings`` and
 ``exact_game`` give the facts an env declares (its opponents' Elo anchors, its OpenSpiel game). Names: ``battalion``,
-``kuhn_poker``, ``leduc_poker``, ``rps``, ``biased_rps``, ``disc``, ``pettingzoo:<module>:<factory>``
-and ``openspiel:<game>``.
+``kuhn_poker``, ``leduc_poker``, ``rps``, ``biased_rps``, ``disc``, ``recall`` (a game only memory
+wins), ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``.
 """
 
 from envs.base import BatchedEnv, BatchStep, EnvSpec

@@ -39,6 +39,7 @@ BUILTIN_ENVS: dict[str, EnvEntry] = {
     "rps": EnvEntry("envs.matrix_games", {"game": "rps"}),
     "biased_rps": EnvEntry("envs.matrix_games", {"game": "biased_rps"}),
     "disc": EnvEntry("envs.matrix_games", {"game": "disc"}),
+    "recall": EnvEntry("envs.recall"),
 }
 ADAPTER_PREFIXES = ("pettingzoo:", "openspiel:")
 

@@ -39,7 +39,7 @@ from light_league.tracking.backends import build_logger
 from light_league.tracking.console import Console
 from light_league.tracking.logger import MetricLogger
 from light_league.training.training_manager import TrainingManager
-from light_league.types import BUILT_IN_ROLES, LearnerSetup
+from light_league.types import BUILT_IN_ROLES, AgentType, LearnerSetup
 from light_league.utils.device import resolve_device
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,8 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
             f"evaluation.probe.role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
         )
     probe_settings(config)  # the probe's learner settings are valid
+    if config.learner.kind == "mappo":
+        _check_reset_sources(config, scheduler)
     solver, _ = build_meta_solver(config.league.meta_solver)
     if config.evaluation.nash_conv == "least_exploitable" and not exact_supported(config.env.name):
         raise ConfigError(
@@ -115,6 +117,26 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
             f"got env {config.env.name!r}; use learner.kind=mappo"
         )
     return spec, scheduler
+
+
+def _check_reset_sources(config: ExperimentConfig, scheduler: TaskScheduler) -> None:
+    """A role that resets to a main agent's weights needs the main agent's network shape."""
+    main = AgentType.MAIN_AGENT.value
+    roles: dict[str, Any] = getattr(scheduler, "roles", {})
+    for label, (role, _) in roles.items():
+        if getattr(getattr(role, "config", None), "reset_to", None) != "main_agent":
+            continue
+        own, target = (
+            config.learner.mappo_for(label).architecture(),
+            config.learner.mappo_for(main).architecture(),
+        )
+        differ = sorted(k for k in {*own, *target} if own.get(k) != target.get(k))
+        if differ:
+            raise ConfigError(
+                f"learner.mappo_by_role: {label} resets to a main agent's weights (scheduler.{label}.reset_to: "
+                f"main_agent) but their networks differ in {', '.join(differ)}; give both roles the same "
+                f"network fields or set scheduler.{label}.reset_to=initial"
+            )
 
 
 def _learner_class(config: ExperimentConfig) -> tuple[type, Any]:

@@ -97,7 +97,8 @@ class LearnerSection(Section):
     mappo_by_role: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per league role (``main_agent``, ``main_exploiter``, ``league_exploiter``,
     ``best_response``, or a role the scheduler adds), MAPPO fields that differ from ``mappo``
-    for that role's learners, e.g. ``{main_exploiter: {entropy_coef: 0.003}}``: an exploiter's
+    for that role's learners, e.g. ``{main_exploiter: {entropy_coef: 0.003}}`` (``recurrent`` merges
+    field by field: ``{recurrent: {chunk_length: 5}}`` keeps the cell): an exploiter's
     target is a best response (sharp), a main agent's a robust mixed policy. Checked against the
     scheduler's roles when the run starts."""
 
@@ -106,7 +107,10 @@ class LearnerSection(Section):
         changes = self.mappo_by_role.get(role)
         if not changes:
             return self.mappo
-        merged = {**self.mappo.model_dump(), **changes}
+        base = self.mappo.model_dump()
+        merged = {**base, **changes}
+        if isinstance(changes.get("recurrent"), dict):  # a nested section: its other fields stay
+            merged["recurrent"] = {**base["recurrent"], **changes["recurrent"]}
         config: MAPPOConfig = validate_section(MAPPOConfig, merged, path=f"learner.mappo_by_role.{role}")
         return config
 

@@ -26,9 +26,9 @@ Data sets and how to renew them:
   then ``python tools/regenerate_docs.py --capture psro_kuhn_run runs/docs_kuhn``;
 - ``tensorboard_cost``: ``python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json``,
   then ``python tools/regenerate_docs.py --only tensorboard_cost``;
-- ``league_leduc_run``, ``rps_tiny_run``: ``python main.py --config expr_configs/league_leduc.yaml``
-  (``rps_tiny.yaml``) ``--run-dir RUN_DIR``, then ``--capture league_leduc_run RUN_DIR``
-  (``rps_tiny_run``);
+- ``league_leduc_run``, ``rps_tiny_run``, ``league_recall_run``: ``python main.py --config
+  expr_configs/league_leduc.yaml`` (``rps_tiny.yaml``, ``league_recall.yaml``) ``--run-dir RUN_DIR``,
+  then ``--capture league_leduc_run RUN_DIR`` (``rps_tiny_run``, ``league_recall_run``);
 - ``psro_leduc_run``: ``python main.py --config expr_configs/psro_leduc.yaml stop.target_nash_conv=0.1
   --run-dir RUN_DIR``, then ``--capture psro_leduc_run RUN_DIR``;
 - a bench's text output (``docs/data/bench/``, ``docs/data/exploitability/``): the command the
@@ -304,6 +304,28 @@ def render_rps_tiny_run(data: Path) -> str:
     )
 
 
+def render_league_recall_run(data: Path) -> str:
+    """The league_recall.yaml run: each learner's newest snapshot against ``random``, generation by
+    generation (0.875 on average for a policy that recalls every cue, 0.5 for one without memory)."""
+    records = _jsonl(data / "generations.jsonl")
+    learners = sorted({e["learner"] for r in records for e in r.get("newest", [])})
+    lines = [
+        _provenance(data),
+        f"{len(records)} generations; the last ended {records[-1]['wall_s']:.0f} s after the start.",
+        "",
+        "| gen | " + " | ".join(f"{name} vs random" for name in learners) + " |",
+        "|---:|" + "---:|" * len(learners),
+    ]
+    for r in records:
+        rates = {
+            e["learner"]: e.get("win_rate") for e in r.get("newest", []) if e.get("baseline") == "random"
+        }
+        lines.append(
+            f"| {r['generation']} | " + " | ".join(fraction(rates.get(name)) for name in learners) + " |"
+        )
+    return "\n".join(lines)
+
+
 def render_psro_leduc_run(data: Path) -> str:
     """The shipped psro_leduc.yaml run against its target: NashConv at most 0.1 within 3 minutes
     (the clock without the NashConv measurement, as bench/exploitability_per_minute.py counts it)."""
@@ -464,6 +486,42 @@ def render_league_throughput(data: Path) -> str:
     return render_bench_text(data) + ("\n\n" + " ".join(parts) if parts else "")
 
 
+def render_recurrent_memory(data: Path) -> str:
+    """The memory-game bench with its target read from its rows: every recurrent seed within 10% of
+    the best achievable score, every feed-forward seed at the memoryless value (0) within its 95%
+    interval."""
+    text = data.read_text(encoding="utf-8")
+    best = float(re.search(r"^best achievable ([\d.]+)", text, re.M)[1])  # type: ignore[index]
+    rows: dict[str, list[tuple[float, float]]] = {}
+    for m in re.finditer(r"^(recurrent|feed-forward)\s+\d+\s+(-?[\d.]+)\s+([\d.]+)", text, re.M):
+        rows.setdefault(m[1], []).append((float(m[2]), float(m[3])))
+    recurrent = [v for v, _ in rows["recurrent"]]
+    feed_forward = [v for v, _ in rows["feed-forward"]]
+    memoryless = all(abs(v) <= half for v, half in rows["feed-forward"])
+    ok = min(recurrent) >= 0.9 * best and memoryless
+    return (
+        render_bench_text(data)
+        + f"\n\nTarget, every recurrent seed within 10% of the best achievable {best:.3f} (at least "
+        + f"{0.9 * best:.3f}) and every feed-forward seed at the memoryless 0 within its 95% interval: "
+        + f"{_met(ok)} (recurrent {_span(recurrent, '{:.3f}')}, feed-forward "
+        + f"{min(feed_forward):.3f} to {max(feed_forward):.3f})."
+    )
+
+
+def render_recurrent_throughput(data: Path) -> str:
+    """The recurrent throughput bench with its target read from its rows: a recurrent rollout at
+    least 0.5 of the feed-forward one at the same batch; the learner's ratio beside it."""
+    text = data.read_text(encoding="utf-8")
+    rollout = [float(v) for v in re.findall(r"rollout env steps/s\s+[\d,]+\s+[\d,]+\s+([\d.]+)", text)]
+    learner = [float(v) for v in re.findall(r"learner samples/s\s+[\d,]+\s+[\d,]+\s+([\d.]+)", text)]
+    return (
+        render_bench_text(data)
+        + "\n\nTarget, recurrent rollout env steps/s at least 0.5 of feed-forward at the same batch: "
+        + f"{_met(bool(rollout) and min(rollout) >= 0.5)} ({_span(rollout)}). Learner samples/s, "
+        + f"recurrent / feed-forward: {_span(learner)}."
+    )
+
+
 def render_resume_long_run(data: Path) -> str:
     """The resume bench with its targets read from its table: the resume with no generation left
     peaks below 1 GB and takes at most 30 s of wall time."""
@@ -577,6 +635,7 @@ FIGURES = (
         "tuning_battalion_screen_s2", "tuning.md", "tuning/battalion_direct_screen_s2.txt", render_bench_text
     ),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
+    Figure("league_recall_run", "mappo.md", "league_recall_run", render_league_recall_run),
     Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),
     Figure("league_leduc_run_quickstart", "quickstart.md", "league_leduc_run", render_league_leduc_duration),
     Figure("league_leduc_run", "league.md", "league_leduc_run", render_league_leduc_run),
@@ -613,6 +672,8 @@ FIGURES = (
     ),
     Figure("resume_long_run", "benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
     Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
+    Figure("recurrent_memory", "mappo.md", "bench/recurrent_memory.txt", render_recurrent_memory),
+    Figure("recurrent_throughput", "mappo.md", "bench/recurrent_throughput.txt", render_recurrent_throughput),
     Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
     Figure("meta_stability_budget", "league.md", "bench/meta_stability_budget.txt", render_bench_text),
     Figure("adaptive_evaluation", "benchmarks.md", "adaptive_evaluation.txt", render_bench_text),
@@ -625,6 +686,7 @@ CAPTURES = {
     "psro_kuhn_run": capture_run,
     "league_leduc_run": lambda run_dir, out: capture_run(run_dir, out, payoff=False),  # 160+ members: 1.8 MB
     "rps_tiny_run": capture_run,
+    "league_recall_run": lambda run_dir, out: capture_run(run_dir, out, payoff=False),
     "psro_leduc_run": lambda run_dir, out: capture_run(run_dir, out, payoff=False),  # 100+ members: 0.8 MB
 }
 

@@ -6,6 +6,11 @@ generator in the worker makes a run deterministic.
 
 Anything with a matching ``log_probs`` method is a policy (``typing.Protocol``): the scripted
 opponents in ``envs/`` satisfy it without importing the framework.
+
+A policy with memory is a :class:`RecurrentPolicy`: a positive ``hidden_dim`` and
+``step_log_probs``, which takes each agent's hidden state and returns the next one. Whoever runs
+it (the rollout loop, the exact game-tree evaluation) keeps one hidden state per agent, starts
+each episode from zeros and advances it on each of the agent's own decisions.
 """
 
 from __future__ import annotations
@@ -40,6 +45,41 @@ class TrainablePolicy(Policy, Protocol):
     def values(self, state: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
         """(N,) critic values in return units."""
         ...
+
+
+@runtime_checkable
+class RecurrentPolicy(Protocol):
+    @property
+    def hidden_dim(self) -> int:
+        """Width of an agent's hidden state (a float32 vector; zeros start an episode)."""
+        ...
+
+    def step_log_probs(
+        self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One decision of ``N`` agents: ``hidden`` (N, hidden_dim) their states before it.
+
+        Returns (N, A) float32 log-probabilities (``-inf`` where ``mask`` is False) and the
+        (N, hidden_dim) states after it."""
+        ...
+
+
+@runtime_checkable
+class RecurrentTrainablePolicy(RecurrentPolicy, Protocol):
+    def step_evaluate(
+        self, obs: np.ndarray, state: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Actor and critic on one decision: (log-probs, values in return units, next hidden)."""
+        ...
+
+    def step_values(self, state: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+        """(N,) critic values in return units of the states after ``hidden``."""
+        ...
+
+
+def hidden_dim(policy: object) -> int:
+    """Width of the hidden state ``policy`` carries per agent; 0 for a policy without memory."""
+    return int(getattr(policy, "hidden_dim", 0) or 0)
 
 
 class Learner(ABC):

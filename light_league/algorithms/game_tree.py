@@ -9,6 +9,11 @@ Conventions:
 
 * a **policy** is anything with ``log_probs(obs, mask, agent_idx)`` (the ``Policy`` protocol).
   It plays both seats: player ``p``'s decisions are asked with player ``p``'s observations;
+* a **recurrent** policy (``hidden_dim`` > 0, ``step_log_probs``) runs along each history, as
+  in a rollout: at an information state its hidden state is the one it left at the same
+  player's previous decision on the path (zeros at the player's first), so it is asked level by
+  level of the player's own decisions, one batched call per level (perfect recall makes that
+  previous state the same for every node of an information state);
 * a **mixture** is a list of policies with weights, shape ``(K,)`` (the same mixture in both
   seats, as for a league population) or ``(2, K)`` (one mixture per seat, as for PSRO with one
   population per player). Its behaviour at an information state weights each policy by the
@@ -29,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import envs
-from light_league.algorithms.base import Policy
+from light_league.algorithms.base import Policy, RecurrentPolicy, hidden_dim
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.errors import unknown_name
 
@@ -71,6 +76,10 @@ class _Tree:
     returns: np.ndarray  #: (M, 2) at terminals, else 0
     children: np.ndarray  #: (M, A) child of a decision node per action, -1 where illegal
     info_node: tuple[np.ndarray, np.ndarray]  #: per player, one node of each information state
+    #: per player (n_p,): the player's information state at its previous decision on the path
+    #: to each of its information states (-1 at its first decision)
+    prev_info: tuple[np.ndarray, np.ndarray]
+    own_depth: tuple[np.ndarray, np.ndarray]  #: per player (n_p,): the player's decisions before it
 
 
 def _check_env(env_name: str) -> tuple[str, Callable[[Any, int], str]]:
@@ -162,6 +171,7 @@ class _Walk:
         decided = np.flatnonzero(kind[parent[1:]] == _DECISION) + 1
         children[parent[decided], action[decided]] = decided
         info_node = tuple(_first_node(player, info, p, len(table.strings[p]), depth) for p in (0, 1))
+        history = [_own_history(levels, parent, player, info, p, info_node[p]) for p in (0, 1)]
         return _Tree(
             table=table,
             levels=levels,
@@ -175,6 +185,8 @@ class _Walk:
             returns=np.array(self.returns, dtype=np.float64),
             children=children,
             info_node=(info_node[0], info_node[1]),
+            prev_info=(history[0][0], history[1][0]),
+            own_depth=(history[0][1], history[1][1]),
         )
 
     def _table(self, infostate_string: Any) -> InfostateTable:
@@ -203,6 +215,38 @@ def _first_node(player: np.ndarray, info: np.ndarray, p: int, n_info: int, depth
     return first
 
 
+def _own_history(
+    levels: tuple[np.ndarray, ...],
+    parent: np.ndarray,
+    player: np.ndarray,
+    info: np.ndarray,
+    p: int,
+    info_node: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per information state of player ``p``: its previous own information state and own depth."""
+    last = np.full(len(parent), -1, dtype=np.int64)  # p's latest information state above each node
+    for level in levels[1:]:
+        up = parent[level]
+        last[level] = np.where(player[up] == p, info[up], last[up])
+    nodes = np.flatnonzero(player == p)
+    prev = last[info_node]
+    if (last[nodes] != prev[info[nodes]]).any():
+        raise RuntimeError(
+            "an information state is reached from several own histories; the game lacks perfect recall"
+        )
+    depth = np.zeros(len(info_node), dtype=np.int64)
+    for i in np.argsort(_node_depth(levels, info_node), kind="stable"):  # earlier decisions first
+        depth[i] = 0 if prev[i] < 0 else depth[prev[i]] + 1
+    return prev, depth
+
+
+def _node_depth(levels: tuple[np.ndarray, ...], nodes: np.ndarray) -> np.ndarray:
+    depth = np.zeros(sum(len(level) for level in levels), dtype=np.int64)
+    for d, level in enumerate(levels):
+        depth[level] = d
+    return depth[nodes]
+
+
 # ----------------------------------------------------------------------------- policies on the tree
 
 
@@ -211,11 +255,32 @@ def infostate_table(env_name: str) -> InfostateTable:
     return _tree(env_name).table
 
 
+def _recurrent_log_probs(tree: _Tree, policy: RecurrentPolicy, p: int) -> np.ndarray:
+    """(n_p, A) log-probabilities of a recurrent policy at player ``p``'s information states,
+    each from the hidden state the policy left at the player's previous one."""
+    obs, mask = tree.table.obs[p], tree.table.mask[p]
+    prev, depth = tree.prev_info[p], tree.own_depth[p]
+    after = np.zeros((len(obs), hidden_dim(policy)), dtype=np.float32)  # state after each decision
+    out = np.zeros(mask.shape, dtype=np.float64)
+    for d in range(int(depth.max()) + 1 if len(depth) else 0):
+        rows = np.flatnonzero(depth == d)
+        before = np.where(prev[rows, None] >= 0, after[np.maximum(prev[rows], 0)], 0.0).astype(np.float32)
+        lp, after[rows] = policy.step_log_probs(
+            obs[rows], mask[rows], np.zeros(len(rows), dtype=np.int64), before
+        )
+        out[rows] = lp
+    return out
+
+
 def _probs(tree: _Tree, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
     """Per player (n_p, A) float64 action probabilities of ``policy`` at every information state."""
     t = tree.table
     obs, mask = np.concatenate(t.obs), np.concatenate(t.mask)
-    lp = np.asarray(policy.log_probs(obs, mask, np.zeros(len(obs), dtype=np.int64)), dtype=np.float64)
+    if hidden_dim(policy):
+        assert isinstance(policy, RecurrentPolicy)
+        lp = np.concatenate([_recurrent_log_probs(tree, policy, p) for p in (0, 1)])
+    else:
+        lp = np.asarray(policy.log_probs(obs, mask, np.zeros(len(obs), dtype=np.int64)), dtype=np.float64)
     if lp.shape != mask.shape:
         raise ValueError(f"log_probs returned shape {lp.shape}, expected {mask.shape}")
     p = np.where(mask, np.exp(lp), 0.0)

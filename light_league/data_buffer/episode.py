@@ -7,6 +7,10 @@ shapes are time-major ``(T, N, ...)`` and streams shorter than ``T`` are padded 
 earlier decision. ``dones[t, n]`` marks the last decision of an episode; ``bootstrap_values[n]``
 is the critic's value after the stream's last entry (0 when that entry ended an episode).
 Values are in return units (a learner that normalises values does so internally).
+
+A recurrent policy's batches also carry ``hidden[t, n]``: the agent's hidden state *before*
+decision ``t`` (zeros at an episode's first decision), what a learner needs to train on chunks
+of a stream from where the rollout was; ``None`` for memoryless policies.
 """
 
 from __future__ import annotations
@@ -31,8 +35,20 @@ class SampleBatch:
     bootstrap_values: np.ndarray  #: (N,) float32
     policy_version: int = 0
     env_steps: int = 0  #: environment steps (all games) that produced this batch
+    hidden: np.ndarray | None = None  #: (T, N, H) float32 hidden state before each decision, or None
 
-    _TIME_FIELDS = ("obs", "state", "action_mask", "actions", "logp", "values", "rewards", "dones", "valid")
+    _TIME_FIELDS = (
+        "obs",
+        "state",
+        "action_mask",
+        "actions",
+        "logp",
+        "values",
+        "rewards",
+        "dones",
+        "valid",
+        "hidden",
+    )
 
     @property
     def num_samples(self) -> int:
@@ -50,10 +66,14 @@ class SampleBatch:
         if len(batches) == 1:
             return batches[0]
         t_max = max(b.shape[0] for b in batches)
+        if len({b.hidden is None for b in batches}) > 1:
+            raise ValueError("SampleBatch.concat: some batches carry hidden states and others not")
         out: dict[str, object] = {}
         for f in fields(SampleBatch):
             name = f.name
-            if name in SampleBatch._TIME_FIELDS:
+            if name == "hidden" and batches[0].hidden is None:
+                out[name] = None
+            elif name in SampleBatch._TIME_FIELDS:
                 parts = []
                 for b in batches:
                     arr = getattr(b, name)

@@ -14,18 +14,31 @@ all games) go through that policy in one call, and all agents of the members of 
 :class:`~light_league.rollout.policy_bank.PolicyBank` through the bank in one call; actions are
 sampled here with Gumbel-max from a seeded numpy generator, so a run is reproducible under its
 seed.
+
+**Memory.** When a policy in play is recurrent (``hidden_dim`` > 0, see
+:class:`~light_league.algorithms.base.RecurrentPolicy`), the loop keeps one hidden-state vector per
+game and agent (``(B, N, H)``, ``H`` the widest in play; a policy uses its first
+``hidden_dim`` entries). An agent's state advances on each of its own decisions, a game's states
+are zeroed when it ends (its next episode starts fresh, whoever plays it) and all of them when the
+loop restarts its games. The learner's state before each decision goes into the
+:class:`SampleBatch` (``hidden``) for training on chunks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from envs.base import BatchedEnv, BatchStep
-from light_league.algorithms.base import Policy, TrainablePolicy
+from light_league.algorithms.base import (
+    Policy,
+    RecurrentTrainablePolicy,
+    TrainablePolicy,
+    hidden_dim,
+)
 from light_league.data_buffer.episode import SampleBatch
 from light_league.rollout.policy_bank import policy_log_probs
 from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult, pack_results, unpack_results
@@ -94,12 +107,31 @@ class EpisodeLoop:
         self._drawn = np.zeros(env.num_envs, dtype=np.int64)
         self._learner_agents = self._seats[self._learner_seat]
         self._agent_policy = np.zeros((env.num_envs, self.spec.n_agents), dtype=np.int64)
+        #: (B, N, H) hidden state of every agent of every game, while a recurrent policy plays
+        self._hidden: np.ndarray | None = None
 
     # ------------------------------------------------------------------ helpers
     def _restart(self) -> BatchStep:
         seed = int(self.rng.integers(0, 2**31 - 1))
         self._step = self.env.reset(seed=seed)
+        self._hidden = None
         return self._step
+
+    def _make_room(self, policies: Sequence[Policy | None]) -> None:
+        """Hidden states at least as wide as the widest recurrent policy in ``policies`` (zeros
+        for what is new: the games of a policy not yet in play have not started with it)."""
+        width = max((hidden_dim(p) for p in policies if p is not None), default=0)
+        have = 0 if self._hidden is None else self._hidden.shape[2]
+        if width > have:
+            grown = np.zeros((self.env.num_envs, self.spec.n_agents, width), dtype=np.float32)
+            if self._hidden is not None:
+                grown[:, :, :have] = self._hidden
+            self._hidden = grown
+
+    def _forget(self, games: np.ndarray) -> None:
+        """Zero the hidden states of ``games`` (their next episode starts fresh)."""
+        if self._hidden is not None:
+            self._hidden[games] = 0.0
 
     def _act(
         self,
@@ -121,7 +153,12 @@ class EpisodeLoop:
             return actions
         which = agent_policy[rows_b, rows_i]
         obs, mask = step.obs[rows_b, rows_i], step.action_mask[rows_b, rows_i]
-        logp = policy_log_probs(policies, which, obs, mask, self._team_idx[rows_i])
+        if self._hidden is None:
+            logp = policy_log_probs(policies, which, obs, mask, self._team_idx[rows_i])
+        else:
+            hidden = self._hidden[rows_b, rows_i]
+            logp = policy_log_probs(policies, which, obs, mask, self._team_idx[rows_i], hidden=hidden)
+            self._hidden[rows_b, rows_i] = hidden
         chosen = sample_actions(logp, self.rng)
         actions[rows_b, rows_i] = chosen
         if behaviour is not None:
@@ -164,7 +201,7 @@ class EpisodeLoop:
             self._owner = learner_id
             self._assign(np.ones(self.env.num_envs, dtype=bool), cdf, draw_ids, learner_seat, generation)
         policies = self._collect_policies(learner, opponents)
-        rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
+        rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps, hidden_dim(learner))
         results: list[MatchResult] = []
         learner_rows = np.arange(self.env.num_envs)[:, None]
         for t in range(num_steps):
@@ -176,16 +213,29 @@ class EpisodeLoop:
             if step.done.any():
                 done_idx = np.flatnonzero(step.done)
                 rec.end_episodes(done_idx)
+                self._forget(done_idx)
                 results.extend(self._results(step, done_idx, learner_id))
                 self._assign(step.done, cdf, draw_ids, learner_seat, generation)
                 policies = self._collect_policies(learner, opponents)
         self._step = step
-        state = step.state[learner_rows, self._learner_agents].reshape(-1, self.spec.state_dim)
-        boot = learner.values(state, np.tile(np.arange(self.spec.team_size), self.env.num_envs))
+        boot = self._bootstrap(learner, step)
         batch = rec.build(
             np.asarray(boot, dtype=np.float32), self.spec, policy_version, num_steps * self.env.num_envs
         )
         return RolloutResult(batch, results, num_steps * self.env.num_envs, len(results))
+
+    def _bootstrap(self, learner: TrainablePolicy, step: BatchStep) -> np.ndarray:
+        """The learner's values of its agents' states after the last step (from their hidden
+        states, when it is recurrent)."""
+        learner_rows = np.arange(self.env.num_envs)[:, None]
+        state = step.state[learner_rows, self._learner_agents].reshape(-1, self.spec.state_dim)
+        idx = np.tile(np.arange(self.spec.team_size), self.env.num_envs)
+        width = hidden_dim(learner)
+        if not width:
+            return np.asarray(learner.values(state, idx))
+        assert self._hidden is not None
+        hidden = self._hidden[learner_rows, self._learner_agents, :width].reshape(-1, width)
+        return np.asarray(cast(RecurrentTrainablePolicy, learner).step_values(state, idx, hidden))
 
     def _opponent_cdf(
         self, opponents: Mapping[str, Policy], probs: Mapping[str, float]
@@ -217,6 +267,7 @@ class EpisodeLoop:
             if oid not in opponents:
                 raise ValueError(f"collect got no policy for {oid!r}, the opponent of games in progress")
             policies[1 + slot] = opponents[oid]
+        self._make_room(policies)
         return policies
 
     def _act_opponents(self, step: BatchStep, policies: Sequence[Policy | None]) -> np.ndarray:
@@ -241,7 +292,16 @@ class EpisodeLoop:
         obs = step.obs[rows_b, rows_i]
         state = step.state[rows_b, rows_i]
         mask = step.action_mask[rows_b, rows_i]
-        logp_all, values = learner.evaluate(obs, state, mask, rows_k)
+        width = rec.hidden_dim
+        hidden = None
+        if width:
+            assert self._hidden is not None  # (a runtime protocol check costs too much per step)
+            hidden = self._hidden[rows_b, rows_i, :width]
+            logp_all, values, self._hidden[rows_b, rows_i, :width] = cast(
+                RecurrentTrainablePolicy, learner
+            ).step_evaluate(obs, state, mask, rows_k, hidden)
+        else:
+            logp_all, values = learner.evaluate(obs, state, mask, rows_k)
         logp_all = np.asarray(logp_all)
         chosen = sample_actions(logp_all, self.rng)
         actions[rows_b, rows_i] = chosen
@@ -254,6 +314,7 @@ class EpisodeLoop:
             chosen,
             logp_all[np.arange(chosen.size), chosen],
             np.asarray(values),
+            hidden,
         )
 
     def _assign(
@@ -318,6 +379,7 @@ class EpisodeLoop:
         behaviour = [Behaviour() for _ in ids]
         step = self._restart()
         self._owner = None
+        self._make_room(plist)
         self._fill(pair_of, np.ones(self.env.num_envs, dtype=bool), to_start)
         results: list[MatchResult] = []
         returns: list[np.ndarray] = []
@@ -343,6 +405,7 @@ class EpisodeLoop:
                 )
                 returns.append(step.seat_return[b].astype(np.float64))
             pair_of[finished] = -1
+            self._forget(finished)
             self._fill(pair_of, finished, to_start)
         self._step = None
         seat_returns = np.array(returns, dtype=np.float64).reshape(-1, 2)
@@ -363,13 +426,15 @@ class EpisodeLoop:
 class _StreamRecorder:
     """Collects the learner's decisions per stream (game × team position) and compacts them."""
 
-    def __init__(self, num_envs: int, team: int, num_steps: int) -> None:
+    def __init__(self, num_envs: int, team: int, num_steps: int, hidden_dim: int = 0) -> None:
         self.team = team
         n = num_envs * team
         self.n = n
+        self.hidden_dim = hidden_dim  #: width of the learner's hidden states (0: it has none)
         self.rows: list[
             tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
         ] = []
+        self.hidden: list[np.ndarray] = []
         self.count = np.zeros(n, dtype=np.int64)  # decisions recorded per stream
         self.last = np.full(n, -1, dtype=np.int64)  # flat index of each stream's pending decision
         self.rewards = np.zeros(num_steps * n, dtype=np.float32)
@@ -386,8 +451,11 @@ class _StreamRecorder:
         actions: np.ndarray,
         logp: np.ndarray,
         values: np.ndarray,
+        hidden: np.ndarray | None = None,
     ) -> None:
         self.rows.append((t, stream, obs, state, mask, actions, logp, values))
+        if hidden is not None:
+            self.hidden.append(hidden)
         flat = self.total + np.arange(stream.size)
         self.last[stream] = flat
         self.count[stream] += 1
@@ -439,6 +507,11 @@ class _StreamRecorder:
         dones = np.zeros((t_max, n), dtype=bool)
         rewards[flat_time, flat_stream] = self.rewards[: self.total]
         dones[flat_time, flat_stream] = self.dones[: self.total]
+        hidden = None
+        if self.hidden_dim:
+            hidden = np.zeros((t_max, n, self.hidden_dim), dtype=np.float32)
+            if self.hidden:
+                hidden[flat_time, flat_stream] = np.concatenate(self.hidden)
         # streams whose last decision ended an episode bootstrap from 0
         last_done = np.zeros(n, dtype=bool)
         has = self.count > 0
@@ -458,4 +531,5 @@ class _StreamRecorder:
             bootstrap_values=boot,
             policy_version=version,
             env_steps=env_steps,
+            hidden=hidden,
         )

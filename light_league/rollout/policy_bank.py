@@ -13,6 +13,11 @@ the fused CPU kernel does it), so the log-probabilities equal the per-policy one
 rounding: mostly bit for bit, at most an ulp or so apart where the matrix-product kernel picks
 another blocking for a padded chunk than for the policy's own rows (the test asks for 1e-6).
 
+Recurrent actors (:class:`~light_league.algorithms.mappo.policy.RecurrentNet`) stack too: their
+GRU is one more layer, whose gates are two batched matrix products (input and hidden state) and
+the GRU cell's arithmetic in torch's own order; each row's hidden state travels through the same
+chunks as its observation (:meth:`PolicyBank.step_log_probs`).
+
 :class:`BankedPolicy` is one member of a bank; it satisfies the ``Policy`` protocol on its own,
 and :func:`policy_log_probs` (what the episode loop calls) groups the rows of all members of a
 bank into one call.
@@ -21,14 +26,23 @@ bank into one call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
-from light_league.algorithms.base import Policy
-from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy
+from light_league.algorithms.base import Policy, RecurrentPolicy, hidden_dim
+from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy, RecurrentNet
+
+
+def _actor_modules(policy: MAPPOPolicy) -> list[nn.Module]:
+    """The actor's modules in the order they apply (a recurrent actor's GRU among them)."""
+    actor = policy.actor
+    if isinstance(actor, RecurrentNet):
+        return [*actor.base, actor.rnn, actor.norm, actor.head]
+    assert isinstance(actor, nn.Sequential)
+    return list(actor)
 
 
 def bank_signature(policy: MAPPOPolicy) -> tuple[Any, ...]:
@@ -59,23 +73,41 @@ class PolicyBank:
         self.team_size = first.team_size
         self.add_agent_id = bool(first.arch["add_agent_id"])
         self._eye = torch.eye(first.team_size)
-        #: layers as (kind, stacked parameters): "linear" (W^T (P, in, out), b (P, out)),
-        #: "layernorm" (w (P, d), b (P, d), eps), "relu", "tanh"
-        self._layers: list[tuple[str, tuple[Any, ...]]] = []
-        self.params = sum(m.weight.numel() for m in first.actor if isinstance(m, nn.Linear))
+        #: width of a member's hidden state (its actor's GRU state first); 0 when feed-forward
+        self.hidden_dim = first.hidden_dim
+        #: layers as (kind, stacked parameters, other arguments): "linear" (W^T (P, in, out),
+        #: b (P, out)), "layernorm" (w (P, d), b (P, d); shape, eps), "relu", "tanh",
+        #: "gru" (W_ih^T (P, in, 3H), W_hh^T (P, H, 3H), b_ih (P, 3H), b_hh (P, 3H))
+        self._layers: list[tuple[str, tuple[torch.Tensor, ...], tuple[Any, ...]]] = []
+        modules = [_actor_modules(p) for p in policies]
+        self.params = sum(
+            w.numel()
+            for m in modules[0]
+            if isinstance(m, (nn.Linear, nn.GRU))
+            for name, w in m.named_parameters()
+            if name.startswith("weight")
+        )
         with torch.no_grad():
-            for i, module in enumerate(first.actor):
+            for i, module in enumerate(modules[0]):
                 if isinstance(module, (nn.Linear, nn.LayerNorm)):
-                    w = torch.stack([_param(p.actor[i], "weight") for p in policies])
-                    b = torch.stack([_param(p.actor[i], "bias") for p in policies])
-                if isinstance(module, nn.Linear):
-                    self._layers.append(("linear", (w.transpose(1, 2).contiguous(), b)))
+                    w = torch.stack([_param(m[i], "weight") for m in modules])
+                    b = torch.stack([_param(m[i], "bias") for m in modules])
+                if isinstance(module, nn.GRU):
+                    stacked = [
+                        torch.stack([_param(m[i], name) for m in modules])
+                        for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+                    ]
+                    w_ih, w_hh, b_ih, b_hh = stacked
+                    gru = (w_ih.transpose(1, 2).contiguous(), w_hh.transpose(1, 2).contiguous(), b_ih, b_hh)
+                    self._layers.append(("gru", gru, ()))
+                elif isinstance(module, nn.Linear):
+                    self._layers.append(("linear", (w.transpose(1, 2).contiguous(), b), ()))
                 elif isinstance(module, nn.LayerNorm):
-                    self._layers.append(("layernorm", (w, b, module.normalized_shape, module.eps)))
+                    self._layers.append(("layernorm", (w, b), (module.normalized_shape, module.eps)))
                 elif isinstance(module, nn.ReLU):
-                    self._layers.append(("relu", ()))
+                    self._layers.append(("relu", (), ()))
                 elif isinstance(module, nn.Tanh):
-                    self._layers.append(("tanh", ()))
+                    self._layers.append(("tanh", (), ()))
                 else:
                     raise TypeError(f"PolicyBank cannot stack actor layer {type(module).__name__}")
 
@@ -88,42 +120,104 @@ class PolicyBank:
         Rows are grouped by policy into chunks of one policy each, padded with zero rows, and
         every layer is one batched matrix product per block of chunks (:class:`_Layout`).
         """
+        if self.hidden_dim:
+            raise TypeError(
+                "this PolicyBank's members are recurrent: call step_log_probs with their hidden states"
+            )
+        return self._run(slots, obs, mask, agent_idx, None)[0]
+
+    @torch.no_grad()
+    def step_log_probs(
+        self, slots: np.ndarray, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Recurrent members: :meth:`log_probs` from each row's hidden state (N, hidden_dim), and
+        the next hidden states (the critic's part, the second half, passes through unchanged)."""
+        if not self.hidden_dim:
+            raise TypeError("this PolicyBank's members are feed-forward: call log_probs")
+        h = np.ascontiguousarray(hidden, dtype=np.float32)
+        if h.shape != (len(obs), self.hidden_dim):
+            raise ValueError(f"hidden must have shape ({len(obs)}, {self.hidden_dim}), got {h.shape}")
+        logp, actor = self._run(slots, obs, mask, agent_idx, torch.from_numpy(h[:, : self.hidden_dim // 2]))
+        nxt = h.copy()
+        assert actor is not None
+        nxt[:, : self.hidden_dim // 2] = actor.numpy()
+        return logp, nxt
+
+    def _run(
+        self,
+        slots: np.ndarray,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        agent_idx: np.ndarray,
+        hidden: torch.Tensor | None,
+    ) -> tuple[np.ndarray, torch.Tensor | None]:
+        """Log-probabilities and (recurrent) the actors' next GRU states of every row."""
         slots = np.asarray(slots, dtype=np.int64)
         x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
         if self.add_agent_id:
             x = torch.cat([x, self._eye[torch.from_numpy(np.asarray(agent_idx, dtype=np.int64))]], dim=-1)
         layout = _Layout(slots, self.size, self.params)
         logits = x.new_empty((slots.size, self.num_actions))
+        after = None if hidden is None else torch.empty_like(hidden)
         for rows, chunk, pos, chunk_slot in layout.blocks():
             sel = torch.from_numpy(rows)
             where = torch.from_numpy(chunk), torch.from_numpy(pos)
-            h = x.new_zeros((self.size if chunk_slot is None else chunk_slot.size, layout.size, x.shape[1]))
+            chunks = self.size if chunk_slot is None else chunk_slot.size
+            h = x.new_zeros((chunks, layout.size, x.shape[1]))
             h[where] = x[sel]
-            logits[sel] = self._forward(h, None if chunk_slot is None else torch.from_numpy(chunk_slot))[
-                where
-            ]
+            state = None
+            if hidden is not None:
+                state = hidden.new_zeros((chunks, layout.size, hidden.shape[1]))
+                state[where] = hidden[sel]
+            out, state = self._forward(h, None if chunk_slot is None else torch.from_numpy(chunk_slot), state)
+            logits[sel] = out[where]
+            if after is not None and state is not None:
+                after[sel] = state[where]
         m = torch.from_numpy(np.ascontiguousarray(mask, dtype=bool))
         logp = torch.log_softmax(logits.masked_fill(~m, ILLEGAL_LOGIT), dim=-1)
-        return logp.masked_fill(~m, float("-inf")).numpy()
+        return logp.masked_fill(~m, float("-inf")).numpy(), after
 
-    def _forward(self, h: torch.Tensor, pick: torch.Tensor | None) -> torch.Tensor:
-        """The actor on chunks ``h`` (C, size, in); chunk ``c`` is policy ``pick[c]`` (or ``c``)."""
-        for kind, params in self._layers:
-            if kind in ("linear", "layernorm"):
-                w, b = params[0], params[1]
-                if pick is not None:
-                    w, b = w.index_select(0, pick), b.index_select(0, pick)
+    def _forward(
+        self, h: torch.Tensor, pick: torch.Tensor | None, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The actor on chunks ``h`` (C, size, in); chunk ``c`` is policy ``pick[c]`` (or ``c``);
+        ``state`` (C, size, H): the GRU states before this step (recurrent actors)."""
+        for kind, params, other in self._layers:
+            if pick is not None:
+                params = tuple(p.index_select(0, pick) for p in params)
             if kind == "linear":
-                h = torch.baddbmm(b.unsqueeze(1), h, w)
+                h = torch.baddbmm(params[1].unsqueeze(1), h, params[0])
             elif kind == "layernorm":
                 # the fused kernel's arithmetic: normalise, then one multiply-add with the affine
-                _, mean, rstd = torch.native_layer_norm(h, params[2], None, None, params[3])
-                h = torch.addcmul(b.unsqueeze(1), (h - mean) * rstd, w.unsqueeze(1))
+                _, mean, rstd = torch.native_layer_norm(h, other[0], None, None, other[1])
+                h = torch.addcmul(params[1].unsqueeze(1), (h - mean) * rstd, params[0].unsqueeze(1))
+            elif kind == "gru":
+                assert state is not None
+                h = state = _gru_cell(h, state, *params)
             elif kind == "relu":
                 h = torch.relu(h)
             else:
                 h = torch.tanh(h)
-        return h
+        return h, state
+
+
+def _gru_cell(
+    x: torch.Tensor,
+    h: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor,
+    b_hh: torch.Tensor,
+) -> torch.Tensor:
+    """One GRU step on chunks (C, size, ...) with stacked parameters, with the arithmetic of
+    torch's ``GRUCell``: ``r, z = sigmoid(hh + ih)``, ``n = tanh(ih_n + hh_n * r)``,
+    ``h' = (h - n) z + n`` (the reset and update gates in one sigmoid)."""
+    size = h.shape[-1]
+    ih = torch.baddbmm(b_ih.unsqueeze(1), x, w_ih)
+    hh = torch.baddbmm(b_hh.unsqueeze(1), h, w_hh)
+    gates = (hh[..., : 2 * size] + ih[..., : 2 * size]).sigmoid()
+    new = (ih[..., 2 * size :] + hh[..., 2 * size :] * gates[..., :size]).tanh()
+    return (h - new) * gates[..., size:] + new
 
 
 #: the layout's cost model, seconds per unit (rough, from the 2-core development machine): a
@@ -215,6 +309,15 @@ class BankedPolicy:
     def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
         return self.policy.log_probs(obs, mask, agent_idx)
 
+    @property
+    def hidden_dim(self) -> int:
+        return self.policy.hidden_dim
+
+    def step_log_probs(
+        self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.policy.step_log_probs(obs, mask, agent_idx, hidden)
+
 
 #: a bank is used when at least this many of its members have rows in a call; below, each
 #: member's own policy is cheaper (a bank call costs about two policy calls on its own)
@@ -239,12 +342,16 @@ def policy_log_probs(
     obs: np.ndarray,
     mask: np.ndarray,
     agent_idx: np.ndarray,
+    *,
+    hidden: np.ndarray | None = None,
 ) -> np.ndarray:
     """(N, A) float32 log-probabilities of row ``n`` under ``policies[which[n]]``.
 
     Rows of plain policies go through their policy, one call per policy; rows of all members of
     one :class:`PolicyBank` go through the bank in one call (when :data:`MIN_BANKED` or more of
-    them are present; else through their own policies).
+    them are present; else through their own policies). ``hidden`` (N, H): each row's hidden
+    state, read and advanced in place for the rows of recurrent policies (a policy of
+    ``hidden_dim`` h uses columns ``:h``); rows of other policies leave theirs alone.
     """
     out = np.empty(mask.shape, dtype=np.float32)
     present = np.unique(which).tolist()
@@ -256,13 +363,11 @@ def policy_log_probs(
         if isinstance(policy, BankedPolicy):
             banks.setdefault(id(policy.bank), (policy.bank, []))[1].append(p)
             continue
-        rows = np.flatnonzero(which == p)
-        out[rows] = policy.log_probs(obs[rows], mask[rows], agent_idx[rows])
+        _rows_of(policy, np.flatnonzero(which == p), obs, mask, agent_idx, hidden, out)
     for bank, members in banks.values():
         if len(members) < MIN_BANKED:
             for p in members:
-                rows = np.flatnonzero(which == p)
-                out[rows] = _policy(policies[p]).log_probs(obs[rows], mask[rows], agent_idx[rows])
+                _rows_of(_policy(policies[p]), np.flatnonzero(which == p), obs, mask, agent_idx, hidden, out)
             continue
         slot_of = np.full(len(policies), -1, dtype=np.int64)
         for p in members:
@@ -270,8 +375,36 @@ def policy_log_probs(
             assert isinstance(member, BankedPolicy)
             slot_of[p] = member.slot
         rows = np.flatnonzero(slot_of[which] >= 0)
-        out[rows] = bank.log_probs(slot_of[which[rows]], obs[rows], mask[rows], agent_idx[rows])
+        slots = slot_of[which[rows]]
+        width = bank.hidden_dim
+        if width:
+            assert hidden is not None, "recurrent policies need the rows' hidden states"
+            out[rows], hidden[rows, :width] = bank.step_log_probs(
+                slots, obs[rows], mask[rows], agent_idx[rows], hidden[rows, :width]
+            )
+        else:
+            out[rows] = bank.log_probs(slots, obs[rows], mask[rows], agent_idx[rows])
     return out
+
+
+def _rows_of(
+    policy: Policy,
+    rows: np.ndarray,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    agent_idx: np.ndarray,
+    hidden: np.ndarray | None,
+    out: np.ndarray,
+) -> None:
+    """``out[rows]`` (and, recurrent, ``hidden[rows]``) from ``policy`` itself."""
+    width = hidden_dim(policy)
+    if not width:
+        out[rows] = policy.log_probs(obs[rows], mask[rows], agent_idx[rows])
+        return
+    assert hidden is not None, "recurrent policies need the rows' hidden states"
+    out[rows], hidden[rows, :width] = cast(RecurrentPolicy, policy).step_log_probs(
+        obs[rows], mask[rows], agent_idx[rows], hidden[rows, :width]
+    )
 
 
 def _policy(member: Policy | None) -> Policy:

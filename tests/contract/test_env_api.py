@@ -21,6 +21,7 @@ OPTION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("battalion", {"team_size": 1}),
     ("battalion", {"team_size": 2}),
     ("battalion", {"team_size": 3, "max_steps": 60}),
+    ("recall", {"team_size": 2, "num_signals": 3, "delay": 2}),
 ]
 #: every env the registry knows, with its default options, then the variants
 NATIVE: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in envs.env_names()] + OPTION_VARIANTS
@@ -208,7 +209,9 @@ def _same_obs(single: Any, obs: dict[str, Any], infos: dict[str, Any], step: Any
 
 
 def test_registry_lists_every_env_and_its_fixed_policies() -> None:
-    assert envs.env_names() == sorted(["battalion", "kuhn_poker", "leduc_poker", "rps", "biased_rps", "disc"])
+    assert envs.env_names() == sorted(
+        ["battalion", "kuhn_poker", "leduc_poker", "rps", "biased_rps", "disc", "recall"]
+    )
     expected = {"random"} | {f"scripted_l{k}" for k in range(1, 6)}
     assert expected <= set(envs.fixed_policy_names("battalion"))
     for policy_name in envs.fixed_policy_names("battalion"):

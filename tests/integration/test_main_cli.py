@@ -145,6 +145,33 @@ def test_ray_backend_runs_the_same_experiment(tmp_path: Path, ray_session: None)
     assert gens[-1]["env_steps"] > 0
 
 
+@pytest.mark.ray
+def test_a_recurrent_league_on_recall_runs_on_ray(tmp_path: Path, ray_session: None) -> None:
+    """Recurrent MAPPO (hidden states in the Ray workers' loops, SampleBatch.hidden through the
+    EpisodeServer actor) on the memory game; the policies written are recurrent."""
+    run_dir = tmp_path / "recall"
+    config = str(ROOT / "expr_configs" / "league_recall.yaml")
+    overrides = [
+        "execution.backend=ray",
+        "execution.num_workers=2",
+        "scheduler.main_exploiters=0",  # one learner actor: the test is about recurrence on Ray
+        "scheduler.league_exploiters=0",
+        "execution.envs_per_worker=32",
+        "execution.steps_per_call=8",
+        "scheduler.steps_per_generation=1024",
+        "scheduler.main_agent.checkpoint_min_steps=1024",
+        "scheduler.main_agent.checkpoint_max_steps=1024",
+        "evaluation.episodes_per_pair=64",
+        "stop.max_generations=2",
+        "logging.console=quiet",
+    ]
+    assert main(["--config", config, "--run-dir", str(run_dir), *overrides]) == 0
+    gens = generations(run_dir)
+    assert [g["generation"] for g in gens] == [0, 1] and gens[-1]["env_steps"] > 0
+    metas = [json.loads(f.read_text()) for f in (run_dir / "policies").glob("*.json")]
+    assert len(metas) >= 2 and all(m["architecture"]["recurrent_cell"] == "gru" for m in metas)
+
+
 def test_plugin_learner_runs_through_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))

@@ -24,6 +24,24 @@ ARGS = [
     "evaluation.episodes_per_pair=3000",
     "logging.console=quiet",
 ]
+RECALL = str(ROOT / "expr_configs" / "league_recall.yaml")
+#: the recurrent league, small: 2 updates per learner and a main-agent snapshot per generation
+RECALL_ARGS = [
+    "stop.max_generations=3",
+    "execution.envs_per_worker=64",
+    "execution.steps_per_call=8",
+    "scheduler.steps_per_generation=1024",
+    "scheduler.main_agent.checkpoint_min_steps=1024",
+    "scheduler.main_agent.checkpoint_max_steps=1024",
+    "logging.console=quiet",
+]
+#: (config, overrides, the generation the kill lands in): its evaluation holds it open for a
+#: second or more after its training records are written
+KILLS = {
+    # generation 3 is the first with several members (30,000 games per pair: seconds of play)
+    "rps": (RPS, [*ARGS, "evaluation.episodes_per_pair=30000"], 3),
+    "recall_recurrent": (RECALL, [*RECALL_ARGS, "evaluation.episodes_per_pair=3000"], 2),
+}
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -38,9 +56,9 @@ def read_jsonl(path: Path) -> list[dict]:
     return out
 
 
-def start(run_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
+def start(run_dir: Path, *extra: str, config: str = RPS, args: list[str] = ARGS) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "main.py", "--config", RPS, "--run-dir", str(run_dir), *ARGS, *extra],
+        [sys.executable, "main.py", "--config", config, "--run-dir", str(run_dir), *args, *extra],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -58,16 +76,17 @@ def wait_for(predicate, proc: subprocess.Popen[bytes], timeout: float = 240.0) -
     raise AssertionError("timed out waiting for the run")
 
 
+@pytest.mark.parametrize("case", list(KILLS))
 @pytest.mark.parametrize(
     "overlap", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sequential", "overlap"]
 )
-def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overlap: bool) -> None:
+def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overlap: bool, case: str) -> None:
+    """``recall_recurrent``: a league of recurrent policies (hidden states restart with the
+    resumed run's fresh games; policies and learners load from the checkpoint)."""
     run_dir = tmp_path / "run"
-    # Generation 3 is the first with several members, so its evaluation (30,000 games per pair,
-    # seconds of play) holds it open after its training records are written: the kill lands there.
-    proc = start(run_dir, "evaluation.episodes_per_pair=30000", f"execution.overlap={str(overlap).lower()}")
-    killed_in = 3
-    # kill once generation 3 has written records but before it completes
+    config, args, killed_in = KILLS[case]
+    proc = start(run_dir, f"execution.overlap={str(overlap).lower()}", config=config, args=args)
+    # kill once the generation has written records but before it completes
     wait_for(
         lambda: (
             any(r.get("generation") == killed_in for r in read_jsonl(run_dir / "matches.jsonl")[-50:])
@@ -89,7 +108,10 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overla
 
     after_gens = (run_dir / "generations.jsonl").read_text().splitlines()
     assert after_gens[:killed_in] == before_gens, "completed generations must be unchanged"
-    assert [json.loads(g)["generation"] for g in after_gens] == [0, 1, 2, 3], "the run finishes its budget"
+    budget = int(next(a for a in args if a.startswith("stop.max_generations=")).split("=")[1])
+    assert [json.loads(g)["generation"] for g in after_gens] == list(range(budget)), (
+        "the run finishes its budget"
+    )
     for name, data in payoffs.items():
         assert (run_dir / "payoff" / name).read_bytes() == data
     matches = read_jsonl(run_dir / "matches.jsonl")
@@ -102,6 +124,9 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overla
     pool_after = {a["agent_id"]: a for a in json.loads((run_dir / "pool.json").read_text())["agents"]}
     kept = [a for a in pool_before["agents"] if a["metadata"]["generation"] < killed_in]
     assert kept and all(pool_after[a["agent_id"]] == a for a in kept), "completed members are unchanged"
+    if case == "recall_recurrent":
+        metas = [json.loads(f.read_text()) for f in (run_dir / "policies").glob("*.json")]
+        assert metas and all(m["architecture"]["recurrent_cell"] == "gru" for m in metas)
 
 
 def test_sigkill_inside_generation_zero_then_resume_runs_from_the_initial_checkpoint(tmp_path: Path) -> None:

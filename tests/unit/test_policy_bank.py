@@ -101,3 +101,47 @@ def test_policy_log_probs_mixes_banked_and_plain_policies() -> None:
 def test_bank_rejects_mixed_architectures() -> None:
     with pytest.raises(ValueError, match="share an architecture"):
         PolicyBank([make(0), make(1, hidden_size=8)])
+
+
+RECURRENT = {"recurrent_cell": "gru", "recurrent_hidden_size": 6}
+
+
+@pytest.mark.parametrize("size", [(2, 2), (4, 0)])
+def test_recurrent_bank_gives_each_policys_step_and_next_hidden_state(
+    monkeypatch: pytest.MonkeyPatch, size: tuple[int, int] | None
+) -> None:
+    policies = [make(s, **RECURRENT) for s in range(7)]
+    bank = PolicyBank(policies)
+    assert bank.hidden_dim == 12
+    if size is not None:
+        monkeypatch.setattr(policy_bank, "_Layout", functools.partial(policy_bank._Layout, choice=size))
+    obs, mask, idx = rows(300, 7)
+    hidden = np.random.default_rng(8).normal(size=(300, 12)).astype(np.float32)
+    slots = np.random.default_rng(9).integers(0, len(policies), 300)
+    got, after = bank.step_log_probs(slots, obs, mask, idx, hidden)
+    for s, policy in enumerate(policies):
+        sel = slots == s
+        want, want_after = policy.step_log_probs(obs[sel], mask[sel], idx[sel], hidden[sel])
+        np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], **CLOSE)
+        np.testing.assert_allclose(after[sel], want_after, **CLOSE)
+    np.testing.assert_array_equal(after[:, 6:], hidden[:, 6:])  # the critic's part passes through
+    with pytest.raises(TypeError, match="step_log_probs"):
+        bank.log_probs(slots, obs, mask, idx)
+
+
+def test_policy_log_probs_advances_the_hidden_states_of_recurrent_rows_only() -> None:
+    banked = build_banks({f"r{i}": make(i, **RECURRENT) for i in range(3)} | {"f": make(5)})
+    live = make(11, **RECURRENT)
+    policies = [live, banked["r0"], banked["r1"], banked["r2"], banked["f"]]
+    obs, mask, idx = rows(200, 3)
+    which = np.random.default_rng(4).integers(0, len(policies), 200)
+    hidden = np.random.default_rng(5).normal(size=(200, 14)).astype(np.float32)  # wider than any policy
+    before = hidden.copy()
+    got = policy_log_probs(policies, which, obs, mask, idx, hidden=hidden)
+    for p, policy in enumerate([live, *(banked[k].policy for k in ("r0", "r1", "r2"))]):
+        sel = which == p
+        want, after = policy.step_log_probs(obs[sel], mask[sel], idx[sel], before[sel, :12])
+        np.testing.assert_allclose(got[sel][mask[sel]], want[mask[sel]], **CLOSE)
+        np.testing.assert_allclose(hidden[sel, :12], after, **CLOSE)
+    np.testing.assert_array_equal(hidden[:, 12:], before[:, 12:])
+    np.testing.assert_array_equal(hidden[which == 4], before[which == 4])

@@ -10,12 +10,38 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from light_league.config_base import Section
 
 #: version of the architecture description in ``policy_meta`` (bump on incompatible changes)
 ARCH_VERSION = 1
+
+
+class RecurrentConfig(Section):
+    """rMAPPO: a GRU in actor and critic (docs/mappo.md, "Recurrent policies")."""
+
+    cell: Literal["none", "gru"] = "none"
+    """``gru``: actor and critic each get a GRU layer between their MLP and their head, with a
+    LayerNorm after it (the reference's ``algorithm_name: rmappo``; its default, ``mappo``, is
+    feed-forward, as ours).
+    Hidden states are carried per game and per agent through the rollouts, reset where an episode
+    starts and stored with the trajectories. ``none``: feed-forward networks."""
+
+    hidden_size: int = Field(64, ge=1, le=4096)
+    """Width of the GRU's hidden state, in actor and critic alike. Reference: the MLP width
+    (``hidden_size`` 64), one GRU layer (``recurrent_N`` 1)."""
+
+    chunk_length: int = Field(10, ge=1, le=100_000)
+    """Truncated backpropagation through time: each episode of an agent's decisions is cut into
+    chunks of at most this many decisions, each trained from the hidden state the rollout
+    stored at its start (gradients do not cross a chunk boundary). Reference:
+    ``data_chunk_length`` 10. What a task must remember should lie within this many decisions
+    of where it is used: a gradient does not reach back into an earlier chunk."""
+
+    @property
+    def enabled(self) -> bool:
+        return self.cell != "none"
 
 
 class MAPPOConfig(Section):
@@ -149,14 +175,32 @@ class MAPPOConfig(Section):
     """Append the one-hot position of the agent in its team to actor and critic inputs, so a
     shared network can still specialise per position."""
 
+    recurrent: RecurrentConfig = Field(default_factory=RecurrentConfig)
+    """Recurrent actor and critic (rMAPPO); off by default (``cell: none``)."""
+
     # ------------------------------------------------------------------ runtime
     torch_threads: int = Field(1, ge=0, le=256)
     """Torch intra-op threads, set (process-wide) when the learner is built; 0 leaves the process
     setting alone. Default 1: these networks are small; a second thread gains a little on an idle
     machine and loses several times over on a busy one (``bench/learner_throughput.py``)."""
 
+    @model_validator(mode="after")
+    def _recurrent_combinations(self) -> MAPPOConfig:
+        if self.recurrent.enabled and self.magnet_coef > 0.0:
+            raise ValueError(
+                f"magnet_coef={self.magnet_coef} does not work with recurrent.cell={self.recurrent.cell} "
+                "(the magnet is a feed-forward copy of the actor); set magnet_coef=0 or recurrent.cell=none"
+            )
+        return self
+
     def architecture(self) -> dict[str, Any]:
-        """The fields that shape the network (stored in ``policy_meta``)."""
+        """The fields that shape the network (stored in ``policy_meta``; the recurrent ones only
+        when ``recurrent.cell`` is not ``none``, so a feed-forward policy's meta is as before)."""
+        recurrent = (
+            {"recurrent_cell": self.recurrent.cell, "recurrent_hidden_size": self.recurrent.hidden_size}
+            if self.recurrent.enabled
+            else {}
+        )
         return {
             "hidden_size": self.hidden_size,
             "layer_N": self.layer_N,
@@ -166,4 +210,5 @@ class MAPPOConfig(Section):
             "use_valuenorm": self.use_valuenorm,
             "value_norm_beta": self.value_norm_beta,
             "value_norm_epsilon": self.value_norm_epsilon,
+            **recurrent,
         }

@@ -14,6 +14,12 @@ One ``update(batch)``:
 3. **Report** — means over mini-batches of the losses and diagnostics, plus the explained
    variance of the batch's values.
 
+A **recurrent** policy (``recurrent.cell: gru``) trains on chunks instead of samples
+(:mod:`.chunks`): the valid entries are cut into chunks of at most ``recurrent.chunk_length``
+decisions of one episode each, each starting from the hidden state the rollout stored there; a
+pass shuffles chunks (not samples) into ``num_mini_batch`` mini-batches, runs actor and critic
+over each chunk and takes the same losses over the chunks' valid entries.
+
 Deterministic under ``seed``: the seed fixes the initial weights and the shuffling generator.
 
 ``device`` (``learner.device``): the policy, the magnet and every batch tensor live there; the
@@ -33,6 +39,7 @@ import torch
 
 from envs.base import EnvSpec
 from light_league.algorithms.base import Learner
+from light_league.algorithms.mappo.chunks import chunk_index, to_chunks
 from light_league.algorithms.mappo.config import ARCH_VERSION, MAPPOConfig
 from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
 from light_league.algorithms.mappo.loss import (
@@ -63,6 +70,11 @@ _MB_KEYS = (
 
 #: bounds of the adaptive entropy coefficient (``entropy_target``)
 ENTROPY_COEF_RANGE = (1e-5, 1.0)
+
+
+def _num_samples(data: dict[str, torch.Tensor]) -> int:
+    """Samples in prepared data: rows, or the valid entries of chunks."""
+    return int(data["valid"].sum()) if "h0" in data else int(data["actions"].shape[0])
 
 
 def explained_variance(values: np.ndarray, returns: np.ndarray) -> float:
@@ -123,7 +135,7 @@ class MAPPOLearner(Learner):
                 n_mb += 1
         self.num_updates += 1
         self._schedule_step += 1
-        self.samples_seen += int(data["actions"].shape[0])
+        self.samples_seen += _num_samples(data)
         metrics = {k: v / n_mb for k, v in sums.items()}
         metrics.update(self._batch_metrics(data, explained, lr_frac))
         metrics["entropy_coef"] = entropy_coef
@@ -239,10 +251,10 @@ class MAPPOLearner(Learner):
         c = self.config
         if c.entropy_target is None:
             return
-        pol = self._policy
-        logp_all = torch.log_softmax(pol.masked_logits(data["obs"], data["mask"], data["agent_idx"]), dim=-1)
+        logits, samples = self._actor_logits(data)
+        logp_all = torch.log_softmax(logits, dim=-1)
         entropy = float(categorical_entropy(logp_all).mean())
-        legal = data["mask"].sum(dim=-1).clamp(min=1).to(torch.float32)
+        legal = samples["mask"].sum(dim=-1).clamp(min=1).to(torch.float32)
         target = c.entropy_target * float(torch.log(legal).mean())
         if target <= 0.0:
             return
@@ -317,8 +329,11 @@ class MAPPOLearner(Learner):
         if c.use_advantage_norm:
             adv = normalize_advantages(adv, batch.valid)
         ok = np.asarray(batch.valid, dtype=bool)
-        idx = np.broadcast_to(np.asarray(batch.agent_idx, dtype=np.int64)[None, :], ok.shape)
         values = np.asarray(batch.values, dtype=np.float32)[ok]
+        explained = explained_variance(values, returns[ok])
+        if self._policy.recurrent_size:
+            return self._prepare_chunks(batch, adv, returns), explained
+        idx = np.broadcast_to(np.asarray(batch.agent_idx, dtype=np.int64)[None, :], ok.shape)
         arrays = {
             "obs": torch.from_numpy(np.ascontiguousarray(batch.obs[ok], dtype=np.float32)),
             "state": torch.from_numpy(np.ascontiguousarray(batch.state[ok], dtype=np.float32)),
@@ -332,19 +347,90 @@ class MAPPOLearner(Learner):
         data = {k: t.to(self.device) for k, t in arrays.items()}  # one copy each to the device
         with torch.no_grad():
             data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
-        return data, explained_variance(values, returns[ok])
+        return data, explained
+
+    def _prepare_chunks(
+        self, batch: SampleBatch, adv: np.ndarray, returns: np.ndarray
+    ) -> dict[str, torch.Tensor]:
+        """The recurrent layout: ``(L, C, ...)`` chunks (:mod:`.chunks`) with their ``valid``
+        entries, each chunk's agent position and the hidden state stored at its start (``h0``)."""
+        hidden = batch.hidden
+        width = self._policy.hidden_dim
+        if hidden is None or hidden.shape != (*batch.shape, width):
+            got = None if hidden is None else hidden.shape
+            raise ValueError(
+                f"SampleBatch.hidden is {got}, this recurrent learner needs {(*batch.shape, width)}: the hidden "
+                "states its policy's rollouts store; was the batch collected by another policy?"
+            )
+        index = chunk_index(batch.valid, batch.dones, self.config.recurrent.chunk_length)
+        fields = {
+            "obs": (batch.obs, np.float32),
+            "state": (batch.state, np.float32),
+            "mask": (batch.action_mask, bool),
+            "actions": (batch.actions, np.int64),
+            "old_logp": (batch.logp, np.float32),
+            "advantages": (adv, np.float32),
+            "returns": (returns, np.float32),
+            "values": (batch.values, np.float32),
+            "valid": (batch.valid, bool),
+        }
+        arrays = {
+            k: torch.from_numpy(to_chunks(np.asarray(x, dtype=t), index)) for k, (x, t) in fields.items()
+        }
+        arrays["agent_idx"] = torch.from_numpy(
+            np.asarray(batch.agent_idx, dtype=np.int64)[index.start_stream]
+        )
+        arrays["h0"] = torch.from_numpy(np.ascontiguousarray(hidden[index.start_time, index.start_stream]))
+        data = {k: t.to(self.device) for k, t in arrays.items()}
+        with torch.no_grad():
+            data["old_values"] = self._policy.to_critic_units(data.pop("values"))
+        return data
 
     def _minibatches(self, data: dict[str, torch.Tensor]) -> list[dict[str, torch.Tensor]]:
-        """A fresh shuffle split into ``num_mini_batch`` near-equal parts (no sample dropped).
+        """A fresh shuffle split into ``num_mini_batch`` near-equal parts (no sample dropped):
+        of samples, or of chunks when the policy is recurrent (axis 1 of the chunk arrays).
 
         With one mini-batch the order cannot change the gradient, so the data is used as is.
         """
-        num_samples = int(data["actions"].shape[0])
-        parts = min(self.config.num_mini_batch, num_samples)
+        chunked = "h0" in data
+        num_items = int(data["h0"].shape[0] if chunked else data["actions"].shape[0])
+        parts = min(self.config.num_mini_batch, num_items)
         if parts == 1:
             return [data]
-        perm = torch.randperm(num_samples, generator=self._shuffle).to(self.device)
-        return [{k: t[idx] for k, t in data.items()} for idx in torch.tensor_split(perm, parts)]
+        perm = torch.randperm(num_items, generator=self._shuffle).to(self.device)
+        if not chunked:
+            return [{k: t[idx] for k, t in data.items()} for idx in torch.tensor_split(perm, parts)]
+        per_chunk = ("agent_idx", "h0")  # (C, ...); every other array is (L, C, ...)
+        return [
+            {k: t[idx] if k in per_chunk else t[:, idx] for k, t in data.items()}
+            for idx in torch.tensor_split(perm, parts)
+        ]
+
+    def _actor_logits(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The actor's masked logits (M, A) of the mini-batch's samples, and the samples' own
+        arrays (``actions``, ``old_logp``, ``advantages``, ``returns``, ``old_values``, ``mask``,
+        ``agent_idx``: one row each). Recurrent: the chunks run through the actor from their
+        stored hidden states and their valid entries are the samples."""
+        pol = self._policy
+        if "h0" not in mb:
+            return pol.masked_logits(mb["obs"], mb["mask"], mb["agent_idx"]), mb
+        logits, _ = pol.actor_sequence(
+            mb["obs"], mb["mask"], mb["agent_idx"], mb["h0"][:, : pol.recurrent_size]
+        )
+        valid = mb["valid"]
+        samples = {
+            k: mb[k][valid] for k in ("actions", "old_logp", "advantages", "returns", "old_values", "mask")
+        }
+        samples["agent_idx"] = mb["agent_idx"].expand(valid.shape)[valid]
+        return logits[valid], samples
+
+    def _critic_values(self, mb: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The critic's outputs (M,), in critic units, for the samples of :meth:`_actor_logits`."""
+        pol = self._policy
+        if "h0" not in mb:
+            return pol.critic_values(mb["state"], mb["agent_idx"])
+        values, _ = pol.critic_sequence(mb["state"], mb["agent_idx"], mb["h0"][:, pol.recurrent_size :])
+        return values[mb["valid"]]
 
     def _clip_grads(self, params: list[torch.nn.Parameter]) -> float:
         if self.config.use_max_grad_norm:
@@ -355,10 +441,11 @@ class MAPPOLearner(Learner):
     def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
         c = self.config
         pol = self._policy
-        logp_all = torch.log_softmax(pol.masked_logits(mb["obs"], mb["mask"], mb["agent_idx"]), dim=-1)
-        logp = logp_all.gather(1, mb["actions"][:, None]).squeeze(1)
+        logits, samples = self._actor_logits(mb)
+        logp_all = torch.log_softmax(logits, dim=-1)
+        logp = logp_all.gather(1, samples["actions"][:, None]).squeeze(1)
         entropy = categorical_entropy(logp_all).mean()
-        p_loss = policy_loss(logp, mb["old_logp"], mb["advantages"], clip=c.clip_param)
+        p_loss = policy_loss(logp, samples["old_logp"], samples["advantages"], clip=c.clip_param)
         actor_loss = p_loss - self._scheduled_entropy_coef() * entropy
         magnet_kl = torch.zeros((), device=self.device)
         if c.magnet_coef > 0.0:
@@ -369,11 +456,11 @@ class MAPPOLearner(Learner):
         actor_gn = self._clip_grads(list(pol.actor.parameters()))
         self._actor_opt.step()
 
-        values = pol.critic_values(mb["state"], mb["agent_idx"])
+        values = self._critic_values(mb)
         v_loss = mappo_value_loss(
             values,
-            mb["old_values"],
-            mb["returns"],
+            samples["old_values"],
+            samples["returns"],
             pol.value_norm,
             clip=c.clip_param,
             huber_delta=c.huber_delta if c.use_huber_loss else None,
@@ -384,7 +471,7 @@ class MAPPOLearner(Learner):
         critic_gn = self._clip_grads(list(pol.critic.parameters()))
         self._critic_opt.step()
 
-        kl, clip_frac = ppo_diagnostics(logp.detach(), mb["old_logp"], clip=c.clip_param)
+        kl, clip_frac = ppo_diagnostics(logp.detach(), samples["old_logp"], clip=c.clip_param)
         return {
             "policy_loss": float(p_loss.detach()),
             "value_loss": float(v_loss.detach()),
@@ -404,8 +491,10 @@ class MAPPOLearner(Learner):
             "explained_variance": explained,
             "lr": self.config.lr * lr_frac,
             "critic_lr": self.config.critic_lr * lr_frac,
-            "return_mean": float(data["returns"].mean()),
-            "num_samples": float(data["actions"].shape[0]),
+            "return_mean": float(
+                data["returns"][data["valid"]].mean() if "h0" in data else data["returns"].mean()
+            ),
+            "num_samples": float(_num_samples(data)),
         }
         if self._policy.value_norm is not None:
             mean, var = self._policy.value_norm.mean_var()

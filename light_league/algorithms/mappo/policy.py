@@ -10,6 +10,14 @@ buffers are part of the policy's weights, so a rollout worker reports values in 
 The actor sees the agent's observation, the critic its agent-specific global state; with
 ``add_agent_id`` both get the one-hot position of the agent in its team appended.
 
+**Recurrent** (``recurrent_cell="gru"``, the reference's rMAPPO: ``R_Actor`` / ``R_Critic`` with
+``onpolicy/algorithms/utils/rnn.py``): actor and critic each put a one-layer GRU and a LayerNorm
+between their MLP and their head (:class:`RecurrentNet`). An agent's hidden state is one float32
+vector, the actor's GRU state then the critic's (``hidden_dim = 2 * recurrent_hidden_size``); the
+numpy API takes it and returns the next one (``step_log_probs``, ``step_evaluate``,
+``step_values``), and a zero vector starts an episode. The memoryless numpy API (``log_probs``,
+``evaluate``, ``values``) refuses a recurrent policy: it would silently forget.
+
 Illegal actions get logit ``-1e10`` inside (finite, so gradients stay clean); the numpy API
 returns ``-inf`` log-probabilities for them, as the :class:`~light_league.algorithms.base.Policy`
 protocol asks.
@@ -18,7 +26,7 @@ protocol asks.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -29,7 +37,7 @@ from light_league.algorithms.mappo.valuenorm import ValueNorm
 #: logit given to illegal actions (reference: ``onpolicy/algorithms/utils/distributions.py``)
 ILLEGAL_LOGIT = -1e10
 
-#: keys of ``policy_meta()["architecture"]``
+#: keys of ``policy_meta()["architecture"]`` (the recurrent ones only in a recurrent policy's)
 ARCH_KEYS = (
     "hidden_size",
     "layer_N",
@@ -39,7 +47,11 @@ ARCH_KEYS = (
     "use_valuenorm",
     "value_norm_beta",
     "value_norm_epsilon",
+    "recurrent_cell",
+    "recurrent_hidden_size",
 )
+#: recurrent cells a MAPPO policy builds
+RECURRENT_CELLS = ("none", "gru")
 
 
 def _init_linear(layer: nn.Linear, gain: float, orthogonal: bool, generator: torch.Generator) -> nn.Linear:
@@ -49,6 +61,30 @@ def _init_linear(layer: nn.Linear, gain: float, orthogonal: bool, generator: tor
         nn.init.xavier_uniform_(layer.weight, gain=gain, generator=generator)
     nn.init.zeros_(layer.bias)
     return layer
+
+
+def _mlp_base(
+    in_dim: int,
+    *,
+    hidden_size: int,
+    layer_N: int,
+    use_relu: bool,
+    use_feature_normalization: bool,
+    use_orthogonal: bool,
+    generator: torch.Generator,
+) -> list[nn.Module]:
+    """Reference MLP base: [LayerNorm] (Linear act LayerNorm) x (1 + layer_N)."""
+    gain = nn.init.calculate_gain("relu" if use_relu else "tanh")
+    layers: list[nn.Module] = [nn.LayerNorm(in_dim)] if use_feature_normalization else []
+    width = in_dim
+    for _ in range(1 + layer_N):
+        layers += [
+            _init_linear(nn.Linear(width, hidden_size), gain, use_orthogonal, generator),
+            nn.ReLU() if use_relu else nn.Tanh(),
+            nn.LayerNorm(hidden_size),
+        ]
+        width = hidden_size
+    return layers
 
 
 def build_mlp(
@@ -62,20 +98,79 @@ def build_mlp(
     use_orthogonal: bool,
     out_gain: float,
     generator: torch.Generator,
-) -> nn.Sequential:
-    """Reference MLP base plus a linear head: [LayerNorm] (Linear act LayerNorm) x (1 + layer_N), Linear."""
-    gain = nn.init.calculate_gain("relu" if use_relu else "tanh")
-    layers: list[nn.Module] = [nn.LayerNorm(in_dim)] if use_feature_normalization else []
-    width = in_dim
-    for _ in range(1 + layer_N):
-        layers += [
-            _init_linear(nn.Linear(width, hidden_size), gain, use_orthogonal, generator),
-            nn.ReLU() if use_relu else nn.Tanh(),
-            nn.LayerNorm(hidden_size),
-        ]
-        width = hidden_size
-    layers.append(_init_linear(nn.Linear(width, out_dim), out_gain, use_orthogonal, generator))
+    recurrent_hidden_size: int = 0,
+) -> nn.Module:
+    """Reference MLP base plus a linear head: [LayerNorm] (Linear act LayerNorm) x (1 + layer_N), Linear;
+    with ``recurrent_hidden_size`` > 0, a :class:`RecurrentNet` (a GRU and a LayerNorm before the head)."""
+    layers = _mlp_base(
+        in_dim,
+        hidden_size=hidden_size,
+        layer_N=layer_N,
+        use_relu=use_relu,
+        use_feature_normalization=use_feature_normalization,
+        use_orthogonal=use_orthogonal,
+        generator=generator,
+    )
+    if recurrent_hidden_size > 0:
+        return RecurrentNet(
+            nn.Sequential(*layers),
+            hidden_size,
+            recurrent_hidden_size,
+            out_dim,
+            out_gain=out_gain,
+            orthogonal=use_orthogonal,
+            generator=generator,
+        )
+    layers.append(_init_linear(nn.Linear(hidden_size, out_dim), out_gain, use_orthogonal, generator))
     return nn.Sequential(*layers)
+
+
+class RecurrentNet(nn.Module):
+    """MLP base, one GRU layer, LayerNorm, linear head (the reference's ``RNNLayer`` between its
+    ``MLPBase`` and its output layer). GRU weights orthogonal (gain 1) or Xavier, biases 0, as the
+    reference initialises them.
+
+    ``forward(x, h0)``: ``x`` (L, C, in) sequences of ``C`` streams, ``h0`` (C, H) their hidden
+    states before the first step; returns the head's outputs (L, C, out) and the hidden states
+    after every step (L, C, H). Every step of a sequence belongs to one episode: the caller
+    starts an episode from a zero ``h0`` (the reference multiplies the state by a mask instead).
+    """
+
+    def __init__(
+        self,
+        base: nn.Sequential,
+        in_width: int,
+        hidden: int,
+        out_dim: int,
+        *,
+        out_gain: float,
+        orthogonal: bool,
+        generator: torch.Generator,
+    ) -> None:
+        super().__init__()
+        self.base = base
+        self.rnn = nn.GRU(in_width, hidden)
+        for name, param in self.rnn.named_parameters():
+            if name.startswith("bias"):
+                nn.init.zeros_(param)
+            elif orthogonal:
+                nn.init.orthogonal_(param, generator=generator)
+            else:
+                nn.init.xavier_uniform_(param, generator=generator)
+        self.norm = nn.LayerNorm(hidden)
+        self.head = _init_linear(nn.Linear(hidden, out_dim), out_gain, orthogonal, generator)
+
+    def forward(self, x: torch.Tensor, h0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        states, _ = self.rnn(self.base(x), h0.unsqueeze(0).contiguous())
+        return self.head(self.norm(states)), states
+
+    def step(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step of :meth:`forward` for ``N`` rows, ``x`` (N, in) and ``h`` (N, H): the GRU
+        cell alone (the same arithmetic as the sequence, bit for bit, without its per-call
+        overhead; what a rollout calls every step)."""
+        w_ih, w_hh, b_ih, b_hh = self.rnn.all_weights[0]
+        state = torch.gru_cell(self.base(x), h, w_ih, w_hh, b_ih, b_hh)
+        return self.head(self.norm(state)), state
 
 
 class MAPPOPolicy(nn.Module):
@@ -96,6 +191,8 @@ class MAPPOPolicy(nn.Module):
         use_valuenorm: bool = True,
         value_norm_beta: float = 0.99999,
         value_norm_epsilon: float = 1e-5,
+        recurrent_cell: str = "none",
+        recurrent_hidden_size: int = 64,
         use_orthogonal: bool = True,
         gain: float = 0.01,
         seed: int = 0,
@@ -106,6 +203,13 @@ class MAPPOPolicy(nn.Module):
                 f"MAPPOPolicy needs positive sizes, got obs_dim={obs_dim} state_dim={state_dim} "
                 f"num_actions={num_actions} team_size={team_size}"
             )
+        if recurrent_cell not in RECURRENT_CELLS or recurrent_hidden_size < 1:
+            raise ValueError(
+                f"MAPPOPolicy: recurrent_cell must be one of {RECURRENT_CELLS} and recurrent_hidden_size "
+                f"positive, got {recurrent_cell!r} and {recurrent_hidden_size}"
+            )
+        #: GRU width of actor and critic (0: feed-forward)
+        self.recurrent_size = recurrent_hidden_size if recurrent_cell != "none" else 0
         self.obs_dim, self.state_dim, self.num_actions, self.team_size = (
             obs_dim,
             state_dim,
@@ -122,6 +226,8 @@ class MAPPOPolicy(nn.Module):
             "value_norm_beta": value_norm_beta,
             "value_norm_epsilon": value_norm_epsilon,
         }
+        if self.recurrent_size:
+            self.arch.update(recurrent_cell=recurrent_cell, recurrent_hidden_size=recurrent_hidden_size)
         gen = torch.Generator().manual_seed(seed)
         extra = team_size if add_agent_id else 0
         mlp = functools.partial(
@@ -132,6 +238,7 @@ class MAPPOPolicy(nn.Module):
             use_feature_normalization=use_feature_normalization,
             use_orthogonal=use_orthogonal,
             generator=gen,
+            recurrent_hidden_size=self.recurrent_size,
         )
         self.actor = mlp(obs_dim + extra, num_actions, out_gain=gain)
         self.critic = mlp(state_dim + extra, 1, out_gain=1.0)
@@ -171,7 +278,10 @@ class MAPPOPolicy(nn.Module):
     def _with_id(self, x: torch.Tensor, agent_idx: torch.Tensor) -> torch.Tensor:
         if not self.arch["add_agent_id"]:
             return x
-        return torch.cat([x, self._eye[agent_idx]], dim=-1)
+        ids = self._eye[agent_idx]
+        if ids.dim() < x.dim():  # (L, C, d) sequences with one position per stream (C,)
+            ids = ids.expand(*x.shape[:-1], ids.shape[-1])
+        return torch.cat([x, ids], dim=-1)
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor, agent_idx: torch.Tensor) -> torch.Tensor:
         """(N, A) actor logits with illegal actions set to ``ILLEGAL_LOGIT``."""
@@ -182,37 +292,65 @@ class MAPPOPolicy(nn.Module):
         """(N,) critic output, in normalised units when ``use_valuenorm`` is on."""
         return self.critic(self._with_id(state, agent_idx)).squeeze(-1)
 
+    def actor_sequence(
+        self, obs: torch.Tensor, mask: torch.Tensor, agent_idx: torch.Tensor, h0: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Recurrent actor over ``C`` sequences of one episode each: ``obs`` (L, C, obs_dim),
+        ``mask`` (L, C, A), ``agent_idx`` (C,), ``h0`` (C, H) the actor's GRU states before the
+        first step. Returns masked logits (L, C, A) and the GRU states after each step (L, C, H)."""
+        logits, states = self.actor(self._with_id(obs, agent_idx), h0)
+        return logits.masked_fill(~mask, ILLEGAL_LOGIT), states
+
+    def critic_sequence(
+        self, state: torch.Tensor, agent_idx: torch.Tensor, h0: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Recurrent critic over sequences (see :meth:`actor_sequence`): values (L, C) in critic
+        units and the GRU states after each step (L, C, H)."""
+        values, states = self.critic(self._with_id(state, agent_idx), h0)
+        return values.squeeze(-1), states
+
     def to_return_units(self, values: torch.Tensor) -> torch.Tensor:
         return self.value_norm.denormalize(values) if self.value_norm is not None else values
 
-    def _values_np(self, state: torch.Tensor, idx: torch.Tensor) -> np.ndarray:
-        """Critic values in return units as float32 numpy (the affine map done in numpy: cheaper
+    def _return_units_np(self, raw: np.ndarray) -> np.ndarray:
+        """Critic outputs in return units as float32 numpy (the affine map done in numpy: cheaper
         than several tiny torch ops per rollout step)."""
-        raw = self.critic_values(state, idx).cpu().numpy()
         if self.value_norm is None:
             return raw
         mean, std = self.value_norm.mean_std()
         return (raw * np.float32(std) + np.float32(mean)).astype(np.float32, copy=False)
 
+    def _values_np(self, state: torch.Tensor, idx: torch.Tensor) -> np.ndarray:
+        return self._return_units_np(self.critic_values(state, idx).cpu().numpy())
+
     def to_critic_units(self, returns: torch.Tensor) -> torch.Tensor:
         return self.value_norm.normalize(returns) if self.value_norm is not None else returns
 
     # ------------------------------------------------------------------ numpy API (rollouts)
+    def _rows(self, x: np.ndarray, width: int, what: str, n: int | None = None) -> torch.Tensor:
+        """``x`` as an (N, width) float32 tensor (``n`` rows when given), or a ValueError."""
+        arr = np.ascontiguousarray(x, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[1] != width or (n is not None and arr.shape[0] != n):
+            raise ValueError(f"{what} must have shape ({'N' if n is None else n}, {width}), got {arr.shape}")
+        return torch.from_numpy(arr).to(self.device)
+
     def _tensors(
         self, x: np.ndarray, agent_idx: np.ndarray, width: int, what: str
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        arr = np.ascontiguousarray(x, dtype=np.float32)
-        if arr.ndim != 2 or arr.shape[1] != width:
-            raise ValueError(f"{what} must have shape (N, {width}), got {arr.shape}")
+        rows = self._rows(x, width, what)
         idx = np.asarray(agent_idx, dtype=np.int64)
-        if idx.shape != (arr.shape[0],) or (idx.size and (idx.min() < 0 or idx.max() >= self.team_size)):
+        if idx.shape != (rows.shape[0],) or (idx.size and (idx.min() < 0 or idx.max() >= self.team_size)):
             raise ValueError(
                 f"agent_idx must be (N,) positions in 0..{self.team_size - 1}, got {idx.tolist()}"
             )
-        return torch.from_numpy(arr).to(self.device), torch.from_numpy(idx).to(self.device)
+        return rows, torch.from_numpy(idx).to(self.device)
 
     def _log_probs(self, obs: torch.Tensor, mask: torch.Tensor, idx: torch.Tensor) -> np.ndarray:
-        logp = torch.log_softmax(self.masked_logits(obs, mask, idx), dim=-1)
+        return self._masked_log_probs(self.masked_logits(obs, mask, idx), mask)
+
+    @staticmethod
+    def _masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> np.ndarray:
+        logp = torch.log_softmax(logits, dim=-1)
         return logp.masked_fill(~mask, float("-inf")).cpu().numpy()
 
     def _mask(self, mask: np.ndarray, n: int, num_actions: int) -> torch.Tensor:
@@ -221,13 +359,23 @@ class MAPPOPolicy(nn.Module):
             raise ValueError(f"mask must have shape ({n}, {num_actions}), got {m.shape}")
         return torch.from_numpy(m).to(self.device)
 
+    def _memoryless(self, call: str) -> None:
+        if self.recurrent_size:
+            raise TypeError(
+                f"{call} of a recurrent MAPPO policy (recurrent_cell={self.arch['recurrent_cell']}) needs each "
+                f"agent's hidden state: call step_{call} with hidden (N, {self.hidden_dim}), zeros where an "
+                "episode starts"
+            )
+
     @torch.no_grad()
     def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        self._memoryless("log_probs")
         o, idx = self._tensors(obs, agent_idx, self.obs_dim, "obs")
         return self._log_probs(o, self._mask(mask, o.shape[0], self.num_actions), idx)
 
     @torch.no_grad()
     def values(self, state: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        self._memoryless("values")
         s, idx = self._tensors(state, agent_idx, self.state_dim, "state")
         return self._values_np(s, idx)
 
@@ -235,10 +383,80 @@ class MAPPOPolicy(nn.Module):
     def evaluate(
         self, obs: np.ndarray, state: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
+        self._memoryless("evaluate")
         o, idx = self._tensors(obs, agent_idx, self.obs_dim, "obs")
         s, _ = self._tensors(state, agent_idx, self.state_dim, "state")
         logp = self._log_probs(o, self._mask(mask, o.shape[0], self.num_actions), idx)
         return logp, self._values_np(s, idx)
+
+    # ------------------------------------------------------------------ numpy API, recurrent
+    @property
+    def hidden_dim(self) -> int:
+        """Width of an agent's hidden state (actor's GRU state, then the critic's); 0 when feed-forward."""
+        return 2 * self.recurrent_size
+
+    def _hidden(self, hidden: np.ndarray, n: int) -> torch.Tensor:
+        if not self.recurrent_size:
+            raise TypeError(
+                "this MAPPO policy is feed-forward: call log_probs / evaluate / values, no hidden state"
+            )
+        h = np.ascontiguousarray(hidden, dtype=np.float32)
+        if h.shape != (n, self.hidden_dim):
+            raise ValueError(f"hidden must have shape ({n}, {self.hidden_dim}), got {h.shape}")
+        return torch.from_numpy(h).to(self.device)
+
+    def _actor_step(
+        self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probs of one step, the actor's next GRU state, and the inputs as tensors."""
+        o, idx = self._tensors(obs, agent_idx, self.obs_dim, "obs")
+        h = self._hidden(hidden, o.shape[0])
+        m = self._mask(mask, o.shape[0], self.num_actions)
+        logits, state = cast(RecurrentNet, self.actor).step(
+            self._with_id(o, idx), h[:, : self.recurrent_size]
+        )
+        return self._masked_log_probs(logits.masked_fill(~m, ILLEGAL_LOGIT), m), state, idx, h
+
+    def _next_hidden(
+        self, actor: torch.Tensor | None, critic: torch.Tensor | None, h: torch.Tensor
+    ) -> np.ndarray:
+        size = self.recurrent_size
+        parts = [h[:, :size] if actor is None else actor, h[:, size:] if critic is None else critic]
+        return torch.cat(parts, dim=1).cpu().numpy()
+
+    @torch.no_grad()
+    def step_log_probs(
+        self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One decision of ``N`` agents: ((N, A) log-probs, ``-inf`` where masked; (N, hidden_dim)
+        next hidden states). The critic's part of ``hidden`` is passed through unchanged."""
+        logp, actor, _, h = self._actor_step(obs, mask, agent_idx, hidden)
+        return logp, self._next_hidden(actor, None, h)
+
+    @torch.no_grad()
+    def step_evaluate(
+        self, obs: np.ndarray, state: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Actor and critic on one decision: (log-probs, values in return units, next hidden)."""
+        logp, actor, idx, h = self._actor_step(obs, mask, agent_idx, hidden)
+        values, critic = self._critic_step(self._rows(state, self.state_dim, "state", len(idx)), idx, h)
+        return logp, self._return_units_np(values), self._next_hidden(actor, critic, h)
+
+    def _critic_step(
+        self, state: torch.Tensor, idx: torch.Tensor, h: torch.Tensor
+    ) -> tuple[np.ndarray, torch.Tensor]:
+        """Critic outputs (critic units, numpy) of one step and the critic's next GRU state."""
+        critic = cast(RecurrentNet, self.critic)
+        values, after = critic.step(self._with_id(state, idx), h[:, self.recurrent_size :])
+        return values.squeeze(-1).cpu().numpy(), after
+
+    @torch.no_grad()
+    def step_values(self, state: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+        """(N,) values in return units of the states after ``hidden`` (a bootstrap: the next
+        hidden state is not needed)."""
+        s, idx = self._tensors(state, agent_idx, self.state_dim, "state")
+        values, _ = self._critic_step(s, idx, self._hidden(hidden, s.shape[0]))
+        return self._return_units_np(values)
 
     # ------------------------------------------------------------------ weights
     def get_weights(self) -> dict[str, np.ndarray]:
