@@ -17,6 +17,9 @@ rank correlation between what the probe wins and what a best response wins.
     python main.py --config expr_configs/psro_leduc.yaml --run-dir /tmp/pv/psro
     python bench/probe_validity.py --runs /tmp/pv/league /tmp/pv/psro --policies 12 --jobs 2
 
+The probe's own payoff is scored exactly here (``probe_payoff_exact``), so the share is not blurred
+by its evaluation games; the games' reading is printed beside it.
+
 ``--jobs N`` runs N probes at a time, one process each.
 """
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -48,8 +52,10 @@ class Candidate:
 
 
 def candidates(runs: list[Path], every: int) -> list[Candidate]:
-    """Every ``every``-th generation's newest main agent, meta-strategy and least exploitable
-    mixture of each run, each member once, and uniform play, with their exact NashConv."""
+    """Every ``every``-th generation's newest main agent, meta-strategy and the least exploitable
+    mixture of its members (solved here with exact best responses where the run did not record
+    it: a measurement, as everything in this bench) of each run, each mixture once, and uniform
+    play, with their exact NashConv."""
     import envs
     from light_league.algorithms import game_tree
     from light_league.run_reader import RunReader
@@ -70,6 +76,12 @@ def candidates(runs: list[Path], every: int) -> list[Candidate]:
             if isinstance(record.get("least_exploitable"), dict):
                 mixtures["least_exploitable"] = {
                     k: v for k, v in record["least_exploitable"].items() if v > 0
+                }
+            else:
+                members = list(run.members(gen))
+                solved = game_tree.least_exploitable(env_name, list(run.policies(members).values()))
+                mixtures["least_exploitable"] = {
+                    k: float(w) for k, w in zip(members, solved.weights.tolist(), strict=True) if w > 0
                 }
             for kind, weights in mixtures.items():
                 key = tuple(sorted((k, round(w, 6)) for k, w in weights.items()))
@@ -149,7 +161,10 @@ def run(args: argparse.Namespace) -> None:
         f"{settings.games:,} evaluation games, seed {args.seed}; {args.jobs} probe(s) at a time"
     )
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool_:
+    # spawned, not forked: a fork of a process whose torch thread pools are running can hang
+    with ProcessPoolExecutor(
+        max_workers=max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")
+    ) as pool_:
         futures = [pool_.submit(probe_one, args.config, c, args.seed) for c in chosen]
         results = [f.result() for f in futures]
     print(

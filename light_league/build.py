@@ -189,6 +189,7 @@ def probe_settings(
         steps_per_update=steps,
         env_steps=budget,
         games=probe.games if games is None else games,
+        restarts=probe.restarts,
     )
 
 

@@ -174,7 +174,7 @@ def _run(args: list[str]) -> int:
     from light_league.config import load_config
     from light_league.run_dir import RunDir
 
-    ns = _run_parser().parse_args(args)
+    ns = _run_parser().parse_intermixed_args(args)  # overrides may stand between options
     if ns.resume:
         if ns.config or ns.run_dir:
             raise LeagueError("--resume takes the config from the run directory; drop --config/--run-dir")

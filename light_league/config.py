@@ -157,6 +157,10 @@ class ProbeSection(Section):
     """Env steps the probe trains for."""
     games: int = Field(512, ge=2, le=10_000_000)
     """Fresh evaluation games the trained probe then plays against the target (seats alternated)."""
+    restarts: int = Field(1, ge=1, le=64)
+    """Learners trained from different seeds (each ``env_steps``); each plays ``games`` games
+    against the target and the best is scored again on fresh games: a tighter lower bound for
+    ``restarts`` times the training."""
     role: str = Field("main_exploiter", min_length=1)
     """The league role whose learner settings the probe takes (``learner.mappo_by_role``; a role
     without its own settings takes ``learner.mappo``)."""

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import envs
-from light_league.algorithms.base import Policy
+from light_league.algorithms.base import Learner, Policy
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.rollout.episode import EpisodeLoop
@@ -72,6 +72,8 @@ class ProbeResult:
     learner: dict[str, Any] = field(default_factory=dict)
     #: ``[env_steps, mean payoff of its training games since the last point]`` along training
     curve: list[list[float]] = field(default_factory=list)
+    #: with ``restarts``: each learner's win rate (else payoff) over its selection games
+    restart_readings: list[float] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +93,8 @@ class ProbeSettings:
     steps_per_update: int
     env_steps: int
     games: int
+    #: learners trained from different seeds; the best on its own games is scored again
+    restarts: int = 1
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -98,6 +102,7 @@ class ProbeSettings:
             "config": self.learner_config.model_dump(mode="json"),
             "num_envs": self.num_envs,
             "steps_per_update": self.steps_per_update,
+            "restarts": self.restarts,
         }
 
 
@@ -121,14 +126,33 @@ class Probe:
         seed: int,
         progress: Progress | None = None,
     ) -> ProbeResult:
-        """Train, then score, a probe against ``target`` (``policies`` holds each member's policy)."""
+        """Train, then score, a probe against ``target`` (``policies`` holds each member's policy).
+
+        With ``restarts`` above 1, that many learners train from different seeds, each plays
+        ``games`` games against the target, and the best of them is scored again on fresh games
+        (the reported reading: selected on other games, so not biased upward by the choice)."""
         s = self.settings
         start = time.perf_counter()
         weights = {k: float(w) for k, w in target.weights.items() if w > 0}
         opponents = {k: policies[k] for k in weights}
-        probe, env_steps, curve = self._train(opponents, weights, seed, progress)
         env = envs.make_batched(self.env_name, num_envs=min(s.games, 256), **self.env_options)
         try:
+            trials: list[tuple[float, Learner, int, list[list[float]]]] = []
+            for k in range(s.restarts):
+                shifted = None if progress is None else _shifted(progress, k * s.env_steps, s.restarts * s.env_steps)
+                learner, env_steps, curve = self.train(
+                    opponents, weights, seed if k == 0 else derive_seed(seed, "restart", k), shifted
+                )
+                reading = 0.0
+                if s.restarts > 1:
+                    trial = head_to_head(
+                        env, learner.policy, opponents, weights, s.games, seed=derive_seed(seed, "select", k)
+                    )
+                    reading = trial.score if env.spec.win_loss else trial.payoff
+                trials.append((reading, learner, env_steps, curve))
+            chosen = max(range(len(trials)), key=lambda k: trials[k][0])
+            _, learner, env_steps, curve = trials[chosen]
+            probe = learner.policy
             games = head_to_head(env, probe, opponents, weights, s.games, seed=derive_seed(seed, "score"))
         finally:
             env.close()
@@ -150,15 +174,18 @@ class Probe:
             seconds=round(time.perf_counter() - start, 3),
             learner=s.describe(),
             curve=curve,
+            restart_readings=[round(t[0], 6) for t in trials] if s.restarts > 1 else [],
         )
 
-    def _train(
+    def train(
         self,
         opponents: Mapping[str, Policy],
         weights: Mapping[str, float],
         seed: int,
         progress: Progress | None,
-    ) -> tuple[Policy, int, list[list[float]]]:
+    ) -> tuple[Learner, int, list[list[float]]]:
+        """A fresh learner trained against the mixture ``weights`` of ``opponents``, the env steps
+        it trained and its training curve (``ProbeResult.curve``)."""
         s = self.settings
         env = envs.make_batched(self.env_name, num_envs=s.num_envs, **self.env_options)
         try:
@@ -181,9 +208,14 @@ class Probe:
                     returns, mark = [], done + every
                 if progress is not None:
                     progress(min(done, s.env_steps), s.env_steps)
-            return learner.policy, done, curve
+            return learner, done, curve
         finally:
             env.close()
+
+
+def _shifted(progress: Progress, offset: int, total: int) -> Progress:
+    """``progress`` of one restart as part of all of them."""
+    return lambda done, _: progress(offset + done, total)
 
 
 def exact_values(
