@@ -139,7 +139,11 @@ class Probe:
         try:
             trials: list[tuple[float, Learner, int, list[list[float]]]] = []
             for k in range(s.restarts):
-                shifted = None if progress is None else _shifted(progress, k * s.env_steps, s.restarts * s.env_steps)
+                shifted = (
+                    None
+                    if progress is None
+                    else _shifted(progress, k * s.env_steps, s.restarts * s.env_steps)
+                )
                 learner, env_steps, curve = self.train(
                     opponents, weights, seed if k == 0 else derive_seed(seed, "restart", k), shifted
                 )
