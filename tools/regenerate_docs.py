@@ -65,6 +65,7 @@ if str(ROOT) not in sys.path:
 
 from light_league.tracking.console import fraction, rating, summary_lines  # noqa: E402
 from light_league.tracking.logger import PayoffSnapshot, newest_entries  # noqa: E402
+from light_league.tracking.report import meta_nash_conv  # noqa: E402
 
 BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4", "scripted_l5")
 
@@ -231,48 +232,44 @@ def render_psro_kuhn_run(data: Path) -> str:
     records = _jsonl(data / "generations.jsonl")
     last = records[-1]
     return (
-        f"In our run the exact NashConv was {fraction(last.get('nash_conv'))} at generation "
+        f"In our run the exact NashConv was {fraction(meta_nash_conv(last))} at generation "
         f"{last['generation']} (population {len(last['population'])}), {last['wall_s']:.0f} s after the start; "
         f"the whole command took longer by Python's and OpenSpiel's start. {_provenance(data)}"
     )
 
 
 def render_league_leduc_run(data: Path) -> str:
-    """The shipped league_leduc.yaml run: its reported exact NashConv per generation (every fifth
-    generation and the last one when the run is long)."""
+    """The shipped league_leduc.yaml run: the exact NashConv of its newest main agent and of its
+    meta-strategy per generation (every fifth generation and the last one when the run is long)."""
     records = _jsonl(data / "generations.jsonl")
     config = (data / "config.yaml").read_text(encoding="utf-8")
-    target = re.search(r"target_nash_conv:\s*([\d.]+)", config)
     budget = re.search(r"max_wall_s:\s*([\d.]+)", config)
     last = records[-1]
-    best = min(records, key=lambda r: r["nash_conv"])
-    reached = target is not None and last["nash_conv"] <= float(target[1])
     shown = records if len(records) <= 12 else [*records[:-1:5], last]
+    rows = (("main agent", "main_nash_conv"), ("meta-strategy", "meta_nash_conv"))
     lines = [
         "| gen | " + " | ".join(str(r["generation"]) for r in shown) + " |",
         "|---|" + "---|" * len(shown),
-        "| nash_conv | "
-        + " | ".join(
-            (f"**{r['nash_conv']:.3f}**" if r is last and reached else f"{r['nash_conv']:.3f}") for r in shown
-        )
-        + " |",
+        *(f"| {label} | " + " | ".join(f"{r[key]:.3f}" for r in shown) + " |" for label, key in rows),
         "| wall s | " + " | ".join(f"{r['wall_s']:.0f}" for r in shown) + " |",
         "",
-        f"The run stopped at generation {last['generation']} with NashConv {last['nash_conv']:.3f}"
-        + (f" (its target, {float(target[1])}, reached)" if reached else "")
+    ]
+    tail = records[-10:]
+    main = [r["main_nash_conv"] for r in tail]
+    meta = [r["meta_nash_conv"] for r in tail]
+    lines.append(
+        f"The run stopped at generation {last['generation']}"
         + (
             f" (the first generation to end past its {float(budget[1]):.0f} s budget)"
-            if budget is not None and not reached and last["wall_s"] >= float(budget[1])
+            if budget is not None and last["wall_s"] >= float(budget[1])
             else ""
         )
-        + f", after {last['env_steps'] / 1e6:.2f} M env steps and {len(last['population'])} members"
-        + (
-            ""
-            if best is last
-            else f"; the lowest was {best['nash_conv']:.3f} at generation {best['generation']}"
-        )
-        + f". The last generation ended {last['wall_s']:.0f} s after the start. {_provenance(data)}",
-    ]
+        + f", after {last['env_steps'] / 1e6:.2f} M env steps and {len(last['population'])} members: "
+        f"the newest main agent at {last['main_nash_conv']:.3f} ({min(main):.3f}-{max(main):.3f} over the "
+        f"last {len(tail)} generations), the meta-strategy at {last['meta_nash_conv']:.3f} "
+        f"({min(meta):.3f}-{max(meta):.3f}). The last generation ended {last['wall_s']:.0f} s after the "
+        f"start. {_provenance(data)}"
+    )
     return "\n".join(lines)
 
 
@@ -280,7 +277,8 @@ def render_league_leduc_duration(data: Path) -> str:
     """The quickstart's one line about the league_leduc.yaml run."""
     last = _jsonl(data / "generations.jsonl")[-1]
     return (
-        f"(In our run: NashConv {last['nash_conv']:.3f} at generation {last['generation']}, "
+        f"(In our run: the newest main agent at NashConv {last['main_nash_conv']:.3f} and the "
+        f"meta-strategy at {last['meta_nash_conv']:.3f} at generation {last['generation']}, "
         f"{_minutes(last['wall_s'])} after the start. {_provenance(data)})"
     )
 
@@ -334,18 +332,18 @@ def render_psro_leduc_run(data: Path) -> str:
     reached = None
     for r in records:
         measuring += float(r.get("timings", {}).get("exploitability", 0.0))
-        if reached is None and r["nash_conv"] <= 0.1:
+        if reached is None and (meta_nash_conv(r) or 0.0) <= 0.1:
             reached = (r, r["wall_s"] - measuring)
     last = records[-1]
     if reached is None:
         body = (
-            f"It did not reach 0.1: NashConv {last['nash_conv']:.3f} at generation {last['generation']}, "
+            f"It did not reach 0.1: NashConv {fraction(meta_nash_conv(last))} at generation {last['generation']}, "
             f"{last['wall_s']:.0f} s after the start. Target {_met(False)}."
         )
     else:
         r, clock = reached
         body = (
-            f"NashConv {r['nash_conv']:.3f} at generation {r['generation']}, {r['wall_s']:.0f} s after the start "
+            f"NashConv {fraction(meta_nash_conv(r))} at generation {r['generation']}, {r['wall_s']:.0f} s after the start "
             f"({clock:.0f} s without the NashConv measurement). Target, at most 0.1 within 3 minutes: "
             f"{_met(clock <= 180)}."
         )

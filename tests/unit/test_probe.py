@@ -147,3 +147,21 @@ def test_probe_settings_take_the_role_and_decay_over_the_probes_own_updates() ->
     plain = probe_settings(load_config(ROOT / "expr_configs" / "league.yaml", []))
     assert (plain.num_envs, plain.steps_per_update) == (64, 50)  # the run's 2 workers x 32 games x 50 steps
     assert plain.learner_config.model_dump()["lr_schedule"] == "constant"
+
+
+def test_probe_plays_and_trains_recurrent_policies() -> None:
+    """Against a recurrent target on recall, the probe of league_recall.yaml's settings is recurrent
+    too; both carry their states through training and the evaluation games."""
+    from light_league.algorithms.base import hidden_dim
+    from light_league.algorithms.mappo import MAPPOLearner
+
+    config = load_config(ROOT / "expr_configs" / "league_recall.yaml", [])
+    settings = probe_settings(config, env_steps=2048, games=64)
+    spec = envs.make_batched("recall", 1).spec
+    target = MAPPOLearner(spec, config.learner.mappo, seed=1).policy
+    assert hidden_dim(target) > 0
+    result = Probe("recall", {}, settings).run(
+        ProbeTarget("target", 0, {"target": 1.0}), {"target": target}, seed=0
+    )
+    assert result.learner["config"]["recurrent"]["cell"] == "gru" and result.env_steps >= 2048
+    assert result.games == 64 and result.probe_win_rate is not None
