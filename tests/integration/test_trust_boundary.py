@@ -114,7 +114,7 @@ def test_edited_config_on_resume_cannot_run_a_shell_command(
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("key", ["scheduler.name", "learner.kind"])
+@pytest.mark.parametrize("key", ["scheduler.name", "learner.kind", "league.meta_solver.name"])
 def test_resume_imports_no_module_named_only_by_the_run_directory(
     key: str, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,11 +125,13 @@ def test_resume_imports_no_module_named_only_by_the_run_directory(
     (plugins / f"{mod}.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass Thing: pass\n")
     monkeypatch.syspath_prepend(str(plugins))
     cfg = yaml.safe_load((run / "config.yaml").read_text())
-    section, field = key.split(".")
+    section = key.split(".")[0]
     if section == "scheduler":
         cfg["scheduler"] = {"name": f"{mod}:Thing"}
-    else:
+    elif section == "learner":
         cfg["learner"]["kind"] = f"{mod}:Thing"
+    else:
+        cfg["league"]["meta_solver"] = {"name": f"{mod}:Thing"}
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     refused_unchanged(run, ["--resume", str(run)], capsys, f"{key}={mod}:Thing", "confirm")
     assert not marker.exists()
