@@ -223,6 +223,7 @@ def build_runner(
     spec, scheduler = validate(config)
     if not resume:
         run_dir.create()
+    run_dir.check_confined()  # before anything is written: no write may land outside the directory
     run_dir.lock()
     try:
         if resume and not run_dir.has_completed_generation():
@@ -231,9 +232,9 @@ def build_runner(
             run_dir.clear_artefacts()
             resume = False
         start_gen = checkpoint_generation(run_dir) if resume else 0
-        if not resume:
-            run_dir.write_config(config.to_dict())
+        if not resume:  # the manifest first: it is what makes the directory a run (RunDir.is_run)
             run_dir.write_manifest(config.digest(), argv)
+            run_dir.write_config(config.to_dict())
         parts = _assemble(config, run_dir, spec, scheduler, start_gen, resume)
         runner = factory(**vars(parts))
         if resume:  # the effective config of this session (its overrides included) is the run's now

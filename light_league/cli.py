@@ -181,8 +181,15 @@ def _run(args: list[str]) -> int:
         run_dir = RunDir(ns.resume)
         if not run_dir.is_run():
             raise LeagueError(
-                f"{ns.resume} is not a run directory (no config.yaml); pass a RUN_DIR from main.py"
+                f"{ns.resume} is not a run directory (no manifest.json written by main.py); --resume "
+                "continues only a run that main.py started: pass its RUN_DIR, or start a run with --config"
             )
+        if not run_dir.config.is_file():
+            raise LeagueError(
+                f"{ns.resume} was stopped before its config.yaml was written: there is nothing to resume; "
+                f"start the run again with --config FILE --run-dir {ns.resume}"
+            )
+        run_dir.check_confined()
         overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
         config = load_config(run_dir.config, overrides)
         from light_league.plugins import check_stored_imports
@@ -226,6 +233,8 @@ def _run(args: list[str]) -> int:
 
 
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
+    from light_league.utils.atomic import atomic_write_text
+
     log_path: Path | None = root / "error.log" if root.is_dir() else None
     text = traceback.format_exc()
     try:
@@ -233,7 +242,7 @@ def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
             fd, name = tempfile.mkstemp(prefix="light_league-error-", suffix=".log")
             os.close(fd)
             log_path = Path(name)
-        log_path.write_text(text, encoding="utf-8")
+        atomic_write_text(log_path, text)  # replaces a link there, never writes through it
         where = f"traceback in {log_path}"
     except OSError as err:  # e.g. a read-only run directory: the handler must not crash
         where = f"traceback not saved ({err.strerror}); rerun with LIGHT_LEAGUE_LOG=DEBUG"
