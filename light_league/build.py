@@ -9,6 +9,7 @@ Checkpointing and resume are :mod:`light_league.checkpoint`'s.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -191,6 +192,80 @@ def probe_settings(
         games=probe.games if games is None else games,
         restarts=probe.restarts,
     )
+
+
+# ---------------------------------------------------------------- resume: what may change
+
+#: config keys (and sections) a ``--resume`` may change: budgets, where and how fast the run
+#: executes, what it logs, its name; every other key defines what the run computes
+RESUMABLE_KEYS = (
+    "experiment.name",
+    "experiment.runs_root",
+    "execution",
+    "learner.device",
+    "learner.num_gpus",
+    "stop",
+    "logging",
+)
+_UNSET = object()
+
+
+def check_resume_changes(stored: ExperimentConfig, now: ExperimentConfig) -> None:
+    """Compare a resume's config (stored plus this command's overrides) with the stored one.
+
+    A change to a key outside :data:`RESUMABLE_KEYS` is a one-line ConfigError, "KEY cannot
+    change on resume (run: X, now: Y)"; ``evaluation.baselines`` may gain baselines (they join the
+    population when the run resumes), not lose any."""
+    if stored.scheduler_name != now.scheduler_name:  # before either is resolved (imported)
+        raise _cannot_change("scheduler.name", stored.scheduler_name, now.scheduler_name)
+    before, after = _comparable(stored), _comparable(now)
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key, _UNSET), after.get(key, _UNSET)
+        if old == new or any(key == k or key.startswith(k + ".") for k in RESUMABLE_KEYS):
+            continue
+        if key == "evaluation.baselines" and isinstance(old, list) and isinstance(new, list):
+            if set(old) <= set(new):
+                continue
+            raise ConfigError(
+                f"evaluation.baselines cannot change on resume (run: {_shown(old)}, now: {_shown(new)}): "
+                f"a baseline can be added, not removed ({', '.join(b for b in old if b not in new)} "
+                "stays in the population); keep it in the list"
+            )
+        raise _cannot_change(key, old, new)
+
+
+def _cannot_change(key: str, old: Any, new: Any) -> ConfigError:
+    return ConfigError(
+        f"{key} cannot change on resume (run: {_shown(old)}, now: {_shown(new)}); it changes what the "
+        "run computes: drop the override, or start a new run with --config to change it"
+    )
+
+
+def _comparable(config: ExperimentConfig) -> dict[str, Any]:
+    """The config as dotted keys, the scheduler's options with their defaults filled in."""
+    from light_league.plugins import validate_options
+    from light_league.scheduling.registry import resolve_scheduler
+
+    raw = config.to_dict()
+    scheduler_cls = resolve_scheduler(config.scheduler_name)
+    options = validate_options(scheduler_cls.Config, config.scheduler_options, path="scheduler")
+    raw["scheduler"] = {"name": config.scheduler_name, **options.model_dump(mode="json")}
+    return _flatten(raw, "")
+
+
+def _flatten(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _shown(value: Any) -> str:
+    if value is _UNSET:
+        return "unset"
+    return value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
 
 
 @dataclass
@@ -391,6 +466,8 @@ def _assemble(
     )
     if resume:
         counters = checkpointer.load()  # checks every file before changing any; logging starts after
+        # baselines added on resume (check_resume_changes) join the population now
+        _add_baselines(executor, policy_server, agents, config.env.name, config.evaluation.baselines)
         logger = build_logger(config.logging, run_dir.root, resume_step=start_gen)
     else:
         counters = RunCounters()
@@ -421,12 +498,13 @@ def _assemble(
 
 def _bootstrap(parts: Components, initial_members: list[str]) -> None:
     """Baselines and the learners' initial weights join the population; first checkpoint."""
-    env_name = parts.config.env.name
-    for name in parts.config.evaluation.baselines:
-        parts.executor.invoke(
-            parts.policy_server, PolicyServer.add_fixed, name, "fixed", {"name": name, "env": env_name}
-        )
-        parts.agents.add_baseline(name)
+    _add_baselines(
+        parts.executor,
+        parts.policy_server,
+        parts.agents,
+        parts.config.env.name,
+        parts.config.evaluation.baselines,
+    )
     for lid in initial_members:
         if lid in parts.agents.learners():
             member = parts.agents.next_member_id(lid)
@@ -436,6 +514,18 @@ def _bootstrap(parts: Components, initial_members: list[str]) -> None:
     for log_file in (parts.run_dir.matches, parts.run_dir.generations):
         log_file.touch()  # the logs exist (empty) from the first checkpoint on
     parts.checkpointer.save(parts.counters, None)
+
+
+def _add_baselines(
+    executor: Executor, policy_server: Handle, agents: AgentManager, env_name: str, names: list[str]
+) -> None:
+    """The baselines of ``names`` not in the population yet join it (fixed policies, no files)."""
+    have = set(agents.member_ids())
+    for name in names:
+        if name in have:
+            continue
+        executor.invoke(policy_server, PolicyServer.add_fixed, name, "fixed", {"name": name, "env": env_name})
+        agents.add_baseline(name)
 
 
 # ---------------------------------------------------------------- learner placement

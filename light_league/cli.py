@@ -192,9 +192,11 @@ def _run(args: list[str]) -> int:
         run_dir.check_confined()
         overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
         config = load_config(run_dir.config, overrides)
+        from light_league.build import check_resume_changes
         from light_league.plugins import check_stored_imports
 
         check_stored_imports(config, overrides, source=str(run_dir.config))
+        check_resume_changes(load_config(run_dir.config, []), config)
     else:
         if not ns.config:
             raise LeagueError("--config FILE is required (e.g. --config expr_configs/league.yaml)")
