@@ -164,8 +164,11 @@ def _board_parser() -> argparse.ArgumentParser:
 
 def _board(args: list[str]) -> int:
     from light_league.tracking.board import board
+    from light_league.tracking.report import check_run_records
 
     ns = _board_parser().parse_args(args)
+    if Path(ns.run_dir).is_dir():
+        check_run_records(Path(ns.run_dir))  # a damaged record is one line here, not in TensorBoard
     print(f"TensorBoard on {ns.run_dir} at http://{ns.host}:{ns.port}/ (Ctrl-C stops it)", file=sys.stderr)
     return board(Path(ns.run_dir), port=ns.port, host=ns.host)
 

@@ -339,6 +339,39 @@ def test_a_torn_last_line_is_still_cut(run: Path, capsys: pytest.CaptureFixture[
         json.loads(line)
 
 
+RECORD_DAMAGE: list[tuple[str, str, object]] = [
+    ("env_steps_string", "env_steps", "many"),
+    ("population_int", "population", 3),
+    ("population_without_id", "population", [{"role": "main_agent"}]),
+    ("rating_list", "rating", [1000, 1200]),
+    ("nash_string", "nash", "uniform"),
+    ("newest_without_id", "newest", [{"learner": "main_agent_0", "rating": 1000}]),
+    ("newest_rating_string", "newest", [{"id": "main_agent_0-v0", "rating": "high"}]),
+    ("wall_s_list", "wall_s", [1.0]),
+    ("nash_entropy_string", "nash_entropy", "0.5"),
+    ("timings_not_numbers", "timings", {"train": "slow"}),
+]
+
+
+@pytest.mark.parametrize("command", ["report", "board"])
+@pytest.mark.parametrize(
+    ("field", "value"), [r[1:] for r in RECORD_DAMAGE], ids=[r[0] for r in RECORD_DAMAGE]
+)
+def test_a_wrong_type_in_a_generation_record_is_one_line_naming_file_line_and_field(
+    command: str, field: str, value: object, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = run / "generations.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    record = json.loads(lines[-1])
+    record[field] = value
+    path.write_text("".join(lines[:-1]) + json.dumps(record) + "\n")
+    before = tree(run)
+    # board: a host that cannot be served, so a TensorBoard started despite the damage ends at once
+    argv = [command, str(run), *(["--host", "256.256.256.256"] if command == "board" else [])]
+    one_line_exit_2(argv, capsys, "generations.jsonl", f"line {len(lines)}", f"field {field!r}")
+    assert tree(run) == before
+
+
 STATE_DAMAGE: list[tuple[str, Callable[[dict], object]]] = [
     ("members_not_list", lambda s: s.update(members=5)),
     ("member_id_escapes", lambda s: s.update(members=["../../x"])),
