@@ -17,7 +17,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from light_league.errors import LeagueError
+from light_league.errors import LeagueError, NonFiniteError
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -221,6 +221,11 @@ def _run(args: list[str]) -> int:
         return _fail(run_dir.root, exc, resumable=False)
     try:
         runner.run()
+    except NonFiniteError as exc:
+        raise NonFiniteError(
+            f"{exc}; completed generations are kept: once it is fixed, continue with "
+            f"python main.py --resume {run_dir.root}"
+        ) from None
     except KeyboardInterrupt:
         print(
             f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir.root}",

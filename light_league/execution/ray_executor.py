@@ -76,6 +76,8 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
     cause = getattr(exc, "cause", None)
     if isinstance(exc, RayTaskError) and isinstance(cause, (WorkerDied, ComponentLost)):
         raise ComponentLost(f"{name} failed because {cause}") from exc
+    if isinstance(exc, RayTaskError) and isinstance(cause, LeagueError):
+        raise cause from None  # the user's one-line error, not Ray's wrapping of it with a traceback
     raise exc
 
 
