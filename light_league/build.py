@@ -28,7 +28,7 @@ from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.errors import ConfigError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.evaluation.probe import Probe, ProbeSettings
-from light_league.execution import Executor, Handle, build_executor
+from light_league.execution import CallWatch, Executor, Handle, build_executor
 from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
@@ -321,13 +321,18 @@ def build_runner(
     return runner
 
 
-def _executor(config: ExperimentConfig) -> Executor:
+def _executor(config: ExperimentConfig, console: Console) -> Executor:
     ex = config.execution
+    watch = CallWatch(timeout_s=ex.call_timeout_s, notice_s=ex.stall_notice_s, notice=console.note)
     if ex.backend == "ray":
         return build_executor(
-            ex.backend, address=ex.address, num_cpus=ex.num_cpus, object_store_mb=ex.object_store_mb
+            ex.backend,
+            watch=watch,
+            address=ex.address,
+            num_cpus=ex.num_cpus,
+            object_store_mb=ex.object_store_mb,
         )
-    return build_executor("local")
+    return build_executor("local", watch=watch)
 
 
 def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> AgentManager:
@@ -430,7 +435,8 @@ def _assemble(
 ) -> Components:
     """Build the components; restore the checkpoint (``resume``) or bootstrap the league."""
     ex = config.execution
-    executor = _executor(config)
+    console = Console(config.logging)
+    executor = _executor(config, console)
     policy_server = executor.create(
         PolicyServer,
         name="policy_server",
@@ -483,7 +489,7 @@ def _assemble(
         training=training,
         evaluation=_evaluation(config, rollout, ps, spec),
         logger=logger,
-        console=Console(config.logging),
+        console=console,
         learners=learners,
         checkpointer=checkpointer,
         counters=counters,

@@ -1,10 +1,12 @@
 """A plugin env that goes wrong mid-run (issue 31): non-finite rewards or observations stop the run
 with one line naming the env, agent and step before any checkpoint holds non-finite weights
-(the learners' own checks: tests/unit/test_mappo_policy.py)."""
+(the learners' own checks: tests/unit/test_mappo_policy.py); an env step that never returns is
+named while it runs and stopped at ``execution.call_timeout_s``, on both backends."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,46 +24,13 @@ TINY = [
     "logging.tensorboard=false",
 ]
 
-#: rock-paper-scissors through the PettingZoo adapter that turns bad once ``marker`` exists
-FAULTY_ENV = """
-import os
-import time
-
-import numpy as np
-
-from envs.matrix_games import MatrixGameParallelEnv
+#: the plugin env (tests/integration/faulty_env_plugin.py), imported from the repository root
+FAULTY_ENV = "pettingzoo:tests.integration.faulty_env_plugin:FaultyRPS"
 
 
-class FaultyRPS(MatrixGameParallelEnv):
-    def __init__(self, *, fault: str, marker: str) -> None:
-        super().__init__(game="rps")
-        self.fault, self.marker = fault, marker
-
-    def _bad(self) -> bool:
-        return os.path.exists(self.marker)
-
-    def reset(self, seed=None, options=None):
-        obs, infos = super().reset(seed=seed, options=options)
-        if self._bad() and self.fault == "nan_obs":
-            obs["player_0"] = np.full(1, np.nan, dtype=np.float32)
-        return obs, infos
-
-    def step(self, actions):
-        obs, rew, term, trunc, infos = super().step(actions)
-        if self._bad() and self.fault == "inf_reward":
-            rew["player_1"] = float("inf")
-        if self._bad() and self.fault == "hang":
-            time.sleep(3600)
-        return obs, rew, term, trunc, infos
-"""
-
-
-def plugin_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str) -> str:
-    folder = tmp_path / "plugins"
-    folder.mkdir(exist_ok=True)
-    (folder / f"{module}.py").write_text(FAULTY_ENV)
-    monkeypatch.syspath_prepend(str(folder))
-    return f"pettingzoo:{module}:FaultyRPS"
+def plugin_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.syspath_prepend(str(ROOT))
+    return FAULTY_ENV
 
 
 def one_line_exit_2(argv: list[str], capfd: pytest.CaptureFixture[str], *expected: str) -> str:
@@ -109,7 +78,7 @@ def test_a_non_finite_env_output_after_the_first_checkpoint_stops_the_run_before
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    env = plugin_env(tmp_path, monkeypatch, f"faulty_env_31_{fault}")
+    env = plugin_env(monkeypatch)
     marker = tmp_path / "go_bad"
     run_dir = tmp_path / "run"
     options = f"env.options={{fault: {fault}, marker: '{marker}'}}"
@@ -128,6 +97,25 @@ def test_a_non_finite_env_output_after_the_first_checkpoint_stops_the_run_before
     assert not (run_dir / "error.log").exists()
 
 
+@pytest.mark.ray
+@pytest.mark.slow
+def test_on_ray_a_non_finite_env_output_is_the_same_one_line(
+    ray_session: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The worker actor's error reaches the user as its own line, not wrapped in Ray's traceback."""
+    env = plugin_env(monkeypatch)
+    marker = tmp_path / "go_bad"
+    marker.touch()
+    run_dir = tmp_path / "run"
+    options = f"env.options={{fault: inf_reward, marker: '{marker}'}}"
+    ray = ["execution.backend=ray", "execution.num_workers=1", "execution.worker_cpus=0.25"]
+    argv = ["--config", RPS, "--run-dir", str(run_dir), "--quiet", *TINY, *ray, f"env.name={env}", options]
+    one_line_exit_2(
+        [*argv, "stop.max_generations=1"], capfd, env, "non-finite reward (inf)", "agent 'player_1'"
+    )
+    assert checkpointed_weights_are_finite(run_dir) > 0
+
+
 def test_sample_actions_refuses_nan_log_probabilities() -> None:
     from light_league.errors import NonFiniteError
     from light_league.rollout.episode import sample_actions
@@ -136,3 +124,38 @@ def test_sample_actions_refuses_nan_log_probabilities() -> None:
     logp[1, 2] = np.nan
     with pytest.raises(NonFiniteError, match="row 1"):
         sample_actions(logp, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("ray", marks=[pytest.mark.ray, pytest.mark.slow])])
+def test_a_hung_env_step_is_named_while_it_runs_and_stopped_at_the_call_timeout(
+    backend: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    if backend == "ray":
+        request.getfixturevalue("ray_session")
+    env = plugin_env(monkeypatch)
+    marker = tmp_path / "go_bad"
+    marker.touch()
+    run_dir = tmp_path / "run"
+    options = f"env.options={{fault: hang, marker: '{marker}'}}"
+    watch = ["execution.stall_notice_s=0.5", "execution.call_timeout_s=2", f"execution.backend={backend}"]
+    ray = ["execution.num_workers=1", "execution.worker_cpus=0.25"] if backend == "ray" else []
+    argv = ["--config", RPS, "--run-dir", str(run_dir), "--quiet", *TINY, f"env.name={env}", options]
+    capfd.readouterr()
+    start = time.monotonic()
+    assert main([*argv, *watch, *ray, "stop.max_generations=1"]) == 1
+    assert time.monotonic() - start < 60
+    err = [
+        line
+        for line in capfd.readouterr().err.splitlines()
+        if line.strip() and "Token authentication" not in line
+    ]
+    notices = [line for line in err if line.startswith("no progress for")]  # Ray: actor starts too
+    stuck = [line for line in notices if "rollout_worker_0.run is still running" in line]
+    assert stuck and "execution.call_timeout_s=2" in stuck[0], err
+    (final,) = [line for line in err if not line.startswith("no progress for")]
+    for text in ("CallTimeout", "rollout_worker_0.run", "execution.call_timeout_s=2", f"--resume {run_dir}"):
+        assert text in final, (text, final)
