@@ -219,6 +219,7 @@ def _run(args: list[str]) -> int:
         raise
     except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
         return _fail(run_dir.root, exc, resumable=False)
+    interrupted = False
     try:
         runner.run()
     except NonFiniteError as exc:
@@ -227,6 +228,7 @@ def _run(args: list[str]) -> int:
             f"python main.py --resume {run_dir.root}"
         ) from None
     except KeyboardInterrupt:
+        interrupted = True
         print(
             f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir.root}",
             file=sys.stderr,
@@ -237,7 +239,13 @@ def _run(args: list[str]) -> int:
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
         return _fail(run_dir.root, exc, resumable=True)
     finally:
-        runner.close()
+        try:
+            runner.close()
+        except KeyboardInterrupt:
+            # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
+            # interruption has been said once
+            if not interrupted:
+                raise
     print(f"run directory: {run_dir.root}")
     return 0
 
