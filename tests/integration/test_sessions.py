@@ -42,7 +42,12 @@ def test_resume_overrides_are_stored_and_a_finished_run_says_so(
     tasks = _generations(run_dir)[1]["tasks"]
     assert {t["learner"] for t in tasks} == {"main_agent_0", "main_exploiter_0", "league_exploiter_0"}  # type: ignore[union-attr]
     for task in tasks:  # type: ignore[union-attr]
-        assert set(task["info"]) == {"branches", "fallbacks"}  # docs/league.md: recorded per task
+        # docs/league.md: recorded per task (meta_mass and excluded where a branch has them)
+        assert (
+            {"branches", "fallbacks"}
+            <= set(task["info"])
+            <= {"branches", "fallbacks", "meta_mass", "excluded"}
+        )
     assert sorted(p.name for p in (run_dir / "checkpoint").iterdir()) == ["gen_0001", "latest.json"]
     capsys.readouterr()
 
