@@ -126,10 +126,6 @@ class RunDir:
     def tensorboard(self) -> Path:
         return self.root / "tensorboard"
 
-    @property
-    def error_log(self) -> Path:
-        return self.root / "error.log"
-
     def is_run(self) -> bool:
         """The directory holds a manifest that ``main.py`` wrote (the first file of every run)."""
         try:
