@@ -197,7 +197,8 @@ def probe_settings(
 # ---------------------------------------------------------------- resume: what may change
 
 #: config keys (and sections) a ``--resume`` may change: budgets, where and how fast the run
-#: executes, what it logs, its name; every other key defines what the run computes
+#: executes, what it logs and measures besides training (the probe), its name; every other key
+#: defines what the run computes
 RESUMABLE_KEYS = (
     "experiment.name",
     "experiment.runs_root",
@@ -206,6 +207,7 @@ RESUMABLE_KEYS = (
     "learner.num_gpus",
     "stop",
     "logging",
+    "evaluation.probe",
 )
 _UNSET = object()
 

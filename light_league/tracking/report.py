@@ -142,6 +142,33 @@ def _newest(value: Any) -> bool:
     return all(_optional_number(value.get(k)) for k in numbers) and _optional_text(value.get("baseline"))
 
 
+def _optional_int(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _interval(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, list) and len(value) == 2 and all(_optional_number(v) for v in value)
+    )
+
+
+def _probe_readings(value: Any) -> bool:
+    """``{target: reading}`` with each reading's numbers, intervals and counts of their types."""
+    if not isinstance(value, dict):
+        return False
+    for reading in value.values():
+        if not isinstance(reading, dict):
+            return False
+        numbers = ("win_rate", "payoff", "best_response_payoff")
+        if not all(_optional_number(reading.get(k)) for k in numbers):
+            return False
+        if not all(_interval(reading.get(k)) for k in ("win_rate_ci95", "payoff_ci95")):
+            return False
+        if not all(_optional_int(reading.get(k)) for k in ("generation", "env_steps", "games")):
+            return False
+    return True
+
+
 #: what each field of a generation record that ``report``, ``board`` and the console read must be
 _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "population": (
@@ -154,14 +181,26 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "elo": (_numbers_by_id, "an object of numbers by member id"),
     "elo_sequential": (_numbers_by_id, "an object of numbers by member id"),
     "timings": (_numbers_by_id, "an object of seconds by phase"),
-    "env_steps": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)), "an integer"),
+    "env_steps": (_optional_int, "an integer"),
+    "probe": (_probe_readings, "an object of probe readings by target"),
+    "latest_probe": (_probe_readings, "an object of probe readings by target"),
     "newest": (
         lambda v: isinstance(v, list) and all(_newest(e) for e in v),
         "a list of {id, rating, nash, win_rate, baseline} objects",
     ),
     **{
         key: (_optional_number, "a number")
-        for key in ("wall_s", "env_steps_per_s", "nash_entropy", "meta_entropy", "nash_conv", "diversity")
+        for key in (
+            "wall_s",
+            "env_steps_per_s",
+            "nash_entropy",
+            "meta_entropy",
+            "nash_conv",
+            "main_nash_conv",
+            "meta_nash_conv",
+            "least_exploitable_nash_conv",
+            "diversity",
+        )
     },
 }
 

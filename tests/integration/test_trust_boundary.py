@@ -253,6 +253,19 @@ def test_resume_writes_nothing_through_a_link_that_leaves_the_run(
     assert tree(tmp_path / "outside") == outside, f"{target} was changed through the link"
 
 
+def test_exploit_writes_nothing_through_a_link_that_leaves_the_run(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``main.py exploit`` writes ``exploit/<target>_gen<G>.json`` into the run: not into a folder
+    elsewhere that ``exploit`` links to."""
+    outside = tmp_path / "outside" / "exploit"
+    outside.mkdir(parents=True)
+    (run / "exploit").symlink_to(outside, target_is_directory=True)
+    argv = ["exploit", str(run), "--target", "main", "--env-steps", "256", "--games", "8"]
+    one_line_exit_2(argv, capsys, "exploit", "outside the run directory")
+    assert not any(outside.iterdir())
+
+
 def test_resume_refuses_an_appended_log_with_another_hard_link(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -350,6 +363,8 @@ RECORD_DAMAGE: list[tuple[str, str, object]] = [
     ("wall_s_list", "wall_s", [1.0]),
     ("nash_entropy_string", "nash_entropy", "0.5"),
     ("timings_not_numbers", "timings", {"train": "slow"}),
+    ("meta_nash_conv_string", "meta_nash_conv", "low"),
+    ("probe_interval_string", "probe", {"main": {"win_rate": 0.5, "win_rate_ci95": "wide"}}),
 ]
 
 
