@@ -3,7 +3,8 @@
 Deterministic under the run seed; the debugging mode. A watchdog thread watches the call that
 runs (:class:`~light_league.execution.base.CallWatch`): it names a call still running after
 ``notice_s`` and, after ``timeout_s``, interrupts it with ``SIGALRM`` (when the calls run on the
-main thread) so that :class:`~light_league.execution.base.CallTimeout` ends it.
+main thread) so that :class:`~light_league.execution.base.CallTimeout` ends it; it looks every
+tenth of the shorter limit, so a notice comes at most that late.
 """
 
 from __future__ import annotations
@@ -20,53 +21,50 @@ from light_league.execution.base import CallWatch, Done, Executor, Future, Handl
 
 
 class _Watchdog:
-    """Watches the one call the driver runs at a time (a thread that sleeps between deadlines)."""
+    """Watches the one call the driver runs at a time: a thread that looks every ``poll_s``
+    (a tenth of the shorter limit, 0.05 to 5 s), so starting and ending a call costs two
+    assignments and no wake-up."""
 
     def __init__(self, watch: CallWatch) -> None:
         self.watch = watch
-        self._changed = threading.Condition()
+        limits = [t for t in (watch.timeout_s, watch.notice_s) if t is not None]
+        self.poll_s = min(max(min(limits) / 10, 0.05), 5.0) if limits else None
         self._call: tuple[str, float, int] | None = None  #: name, start, serial number
         self._serial = 0
         self._expired = 0  #: serial number of the call whose time ran out
         self._caller = 0  #: thread id of the call, interrupted when it runs out (0: not interruptible)
         self._thread: threading.Thread | None = None
-        self._stopped = False
-
-    @property
-    def active(self) -> bool:
-        return self.watch.timeout_s is not None or self.watch.notice_s is not None
+        self._stop = threading.Event()
+        #: the SIGALRM handler before ours (ours stays installed until stop, so an alarm sent as a
+        #: call ends never meets the default action, which would end the process)
+        self._previous_alarm: Any = None
 
     @contextmanager
     def running(self, name: str) -> Iterator[None]:
-        if not self.active or self._call is not None:  # off, or a call within a call
+        if self.poll_s is None or self._call is not None:  # off, or a call within a call
             yield
             return
-        restore = self._take_alarm()
-        with self._changed:
-            self._serial += 1
-            self._call = (name, time.monotonic(), self._serial)
-            self._caller = threading.get_ident() if restore is not None else 0
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._watch, name="call-watchdog", daemon=True)
-                self._thread.start()
-            self._changed.notify_all()
+        self._caller = threading.get_ident() if self._take_alarm() else 0
+        self._serial += 1
+        self._call = (name, time.monotonic(), self._serial)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="call-watchdog", daemon=True)
+            self._thread.start()
         try:
             yield
         finally:
-            with self._changed:
-                self._call = None
-                self._changed.notify_all()
-            if restore is not None:
-                signal.signal(signal.SIGALRM, restore)
+            self._call = None
 
-    def _take_alarm(self) -> Any:
-        """Install the SIGALRM handler that ends a call out of time; the handler to restore after
-        (None: calls on this thread cannot be interrupted, e.g. off the main thread)."""
+    def _take_alarm(self) -> bool:
+        """Install the SIGALRM handler that ends a call out of time (once); False when calls on
+        this thread cannot be interrupted (no timeout, or not the main thread)."""
         if self.watch.timeout_s is None or threading.current_thread() is not threading.main_thread():
-            return None
-        previous = signal.getsignal(signal.SIGALRM)
-        signal.signal(signal.SIGALRM, self._on_alarm)
-        return previous if previous is not None else signal.SIG_DFL
+            return False
+        if self._previous_alarm is None:
+            previous = signal.getsignal(signal.SIGALRM)
+            signal.signal(signal.SIGALRM, self._on_alarm)
+            self._previous_alarm = previous if previous is not None else signal.SIG_DFL
+        return True
 
     def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
         call = self._call
@@ -74,36 +72,29 @@ class _Watchdog:
             raise self.watch.timed_out(call[0])
 
     def _watch(self) -> None:
-        with self._changed:
-            while not self._stopped:
-                call = self._call
-                if call is None:
-                    self._changed.wait()
-                    continue
-                self._watch_call(*call)
-
-    def _watch_call(self, name: str, start: float, serial: int) -> None:
-        """Notices and the timeout of one call; returns when it ends (called holding the lock)."""
-        notice_at = self.watch.next_notice(0.0)
-        timeout = self.watch.timeout_s
-        while self._call is not None and self._call[2] == serial and not self._stopped:
-            elapsed = time.monotonic() - start
+        assert self.poll_s is not None
+        serial, notice_at = 0, None
+        while not self._stop.wait(self.poll_s):
+            call = self._call
+            if call is None:
+                continue
+            if call[2] != serial:  # a new call
+                serial, notice_at = call[2], self.watch.next_notice(0.0)
+            elapsed = time.monotonic() - call[1]
             if notice_at is not None and elapsed >= notice_at:
-                self.watch.say_still_running(name, elapsed)
+                self.watch.say_still_running(call[0], elapsed)
                 notice_at = self.watch.next_notice(elapsed)
+            timeout = self.watch.timeout_s
             if timeout is not None and elapsed >= timeout and self._expired != serial:
                 self._expired = serial
                 if self._caller:
                     signal.pthread_kill(self._caller, signal.SIGALRM)
-            deadlines = [
-                t for t in (notice_at, timeout if self._expired != serial else None) if t is not None
-            ]
-            self._changed.wait(timeout=max(min(deadlines) - elapsed, 0.01) if deadlines else None)
 
     def stop(self) -> None:
-        with self._changed:
-            self._stopped = True
-            self._changed.notify_all()
+        self._stop.set()
+        if self._previous_alarm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGALRM, self._previous_alarm)
+            self._previous_alarm = None
 
 
 class LocalExecutor(Executor):
