@@ -9,6 +9,7 @@ Checkpointing and resume are :mod:`light_league.checkpoint`'s.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.errors import ConfigError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.evaluation.probe import Probe, ProbeSettings
-from light_league.execution import Executor, Handle, build_executor
+from light_league.execution import CallWatch, Executor, Handle, build_executor
 from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
@@ -193,6 +194,82 @@ def probe_settings(
     )
 
 
+# ---------------------------------------------------------------- resume: what may change
+
+#: config keys (and sections) a ``--resume`` may change: budgets, where and how fast the run
+#: executes, what it logs and measures besides training (the probe), its name; every other key
+#: defines what the run computes
+RESUMABLE_KEYS = (
+    "experiment.name",
+    "experiment.runs_root",
+    "execution",
+    "learner.device",
+    "learner.num_gpus",
+    "stop",
+    "logging",
+    "evaluation.probe",
+)
+_UNSET = object()
+
+
+def check_resume_changes(stored: ExperimentConfig, now: ExperimentConfig) -> None:
+    """Compare a resume's config (stored plus this command's overrides) with the stored one.
+
+    A change to a key outside :data:`RESUMABLE_KEYS` is a one-line ConfigError, "KEY cannot
+    change on resume (run: X, now: Y)"; ``evaluation.baselines`` may gain baselines (they join the
+    population when the run resumes), not lose any."""
+    if stored.scheduler_name != now.scheduler_name:  # before either is resolved (imported)
+        raise _cannot_change("scheduler.name", stored.scheduler_name, now.scheduler_name)
+    before, after = _comparable(stored), _comparable(now)
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key, _UNSET), after.get(key, _UNSET)
+        if old == new or any(key == k or key.startswith(k + ".") for k in RESUMABLE_KEYS):
+            continue
+        if key == "evaluation.baselines" and isinstance(old, list) and isinstance(new, list):
+            if set(old) <= set(new):
+                continue
+            raise ConfigError(
+                f"evaluation.baselines cannot change on resume (run: {_shown(old)}, now: {_shown(new)}): "
+                f"a baseline can be added, not removed ({', '.join(b for b in old if b not in new)} "
+                "stays in the population); keep it in the list"
+            )
+        raise _cannot_change(key, old, new)
+
+
+def _cannot_change(key: str, old: Any, new: Any) -> ConfigError:
+    return ConfigError(
+        f"{key} cannot change on resume (run: {_shown(old)}, now: {_shown(new)}); it changes what the "
+        "run computes: drop the override, or start a new run with --config to change it"
+    )
+
+
+def _comparable(config: ExperimentConfig) -> dict[str, Any]:
+    """The config as dotted keys, the scheduler's options with their defaults filled in."""
+    from light_league.plugins import validate_options
+    from light_league.scheduling.registry import resolve_scheduler
+
+    raw = config.to_dict()
+    scheduler_cls = resolve_scheduler(config.scheduler_name)
+    options = validate_options(scheduler_cls.Config, config.scheduler_options, path="scheduler")
+    raw["scheduler"] = {"name": config.scheduler_name, **options.model_dump(mode="json")}
+    return _flatten(raw, "")
+
+
+def _flatten(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _shown(value: Any) -> str:
+    if value is _UNSET:
+        return "unset"
+    return value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
+
+
 @dataclass
 class Components:
     """Everything a run is made of, built and wired by :func:`build_runner` (the Runner's arguments)."""
@@ -223,6 +300,7 @@ def build_runner(
     spec, scheduler = validate(config)
     if not resume:
         run_dir.create()
+    run_dir.check_confined()  # before anything is written: no write may land outside the directory
     run_dir.lock()
     try:
         if resume and not run_dir.has_completed_generation():
@@ -231,9 +309,9 @@ def build_runner(
             run_dir.clear_artefacts()
             resume = False
         start_gen = checkpoint_generation(run_dir) if resume else 0
-        if not resume:
-            run_dir.write_config(config.to_dict())
+        if not resume:  # the manifest first: it is what makes the directory a run (RunDir.is_run)
             run_dir.write_manifest(config.digest(), argv)
+            run_dir.write_config(config.to_dict())
         parts = _assemble(config, run_dir, spec, scheduler, start_gen, resume)
         runner = factory(**vars(parts))
         if resume:  # the effective config of this session (its overrides included) is the run's now
@@ -245,13 +323,18 @@ def build_runner(
     return runner
 
 
-def _executor(config: ExperimentConfig) -> Executor:
+def _executor(config: ExperimentConfig, console: Console) -> Executor:
     ex = config.execution
+    watch = CallWatch(timeout_s=ex.call_timeout_s, notice_s=ex.stall_notice_s, notice=console.note)
     if ex.backend == "ray":
         return build_executor(
-            ex.backend, address=ex.address, num_cpus=ex.num_cpus, object_store_mb=ex.object_store_mb
+            ex.backend,
+            watch=watch,
+            address=ex.address,
+            num_cpus=ex.num_cpus,
+            object_store_mb=ex.object_store_mb,
         )
-    return build_executor("local")
+    return build_executor("local", watch=watch)
 
 
 def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> AgentManager:
@@ -354,7 +437,8 @@ def _assemble(
 ) -> Components:
     """Build the components; restore the checkpoint (``resume``) or bootstrap the league."""
     ex = config.execution
-    executor = _executor(config)
+    console = Console(config.logging)
+    executor = _executor(config, console)
     policy_server = executor.create(
         PolicyServer,
         name="policy_server",
@@ -390,6 +474,8 @@ def _assemble(
     )
     if resume:
         counters = checkpointer.load()  # checks every file before changing any; logging starts after
+        # baselines added on resume (check_resume_changes) join the population now
+        _add_baselines(executor, policy_server, agents, config.env.name, config.evaluation.baselines)
         logger = build_logger(config.logging, run_dir.root, resume_step=start_gen)
     else:
         counters = RunCounters()
@@ -405,7 +491,7 @@ def _assemble(
         training=training,
         evaluation=_evaluation(config, rollout, ps, spec),
         logger=logger,
-        console=Console(config.logging),
+        console=console,
         learners=learners,
         checkpointer=checkpointer,
         counters=counters,
@@ -420,12 +506,13 @@ def _assemble(
 
 def _bootstrap(parts: Components, initial_members: list[str]) -> None:
     """Baselines and the learners' initial weights join the population; first checkpoint."""
-    env_name = parts.config.env.name
-    for name in parts.config.evaluation.baselines:
-        parts.executor.invoke(
-            parts.policy_server, PolicyServer.add_fixed, name, "fixed", {"name": name, "env": env_name}
-        )
-        parts.agents.add_baseline(name)
+    _add_baselines(
+        parts.executor,
+        parts.policy_server,
+        parts.agents,
+        parts.config.env.name,
+        parts.config.evaluation.baselines,
+    )
     for lid in initial_members:
         if lid in parts.agents.learners():
             member = parts.agents.next_member_id(lid)
@@ -435,6 +522,18 @@ def _bootstrap(parts: Components, initial_members: list[str]) -> None:
     for log_file in (parts.run_dir.matches, parts.run_dir.generations):
         log_file.touch()  # the logs exist (empty) from the first checkpoint on
     parts.checkpointer.save(parts.counters, None)
+
+
+def _add_baselines(
+    executor: Executor, policy_server: Handle, agents: AgentManager, env_name: str, names: list[str]
+) -> None:
+    """The baselines of ``names`` not in the population yet join it (fixed policies, no files)."""
+    have = set(agents.member_ids())
+    for name in names:
+        if name in have:
+            continue
+        executor.invoke(policy_server, PolicyServer.add_fixed, name, "fixed", {"name": name, "env": env_name})
+        agents.add_baseline(name)
 
 
 # ---------------------------------------------------------------- learner placement

@@ -17,7 +17,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from light_league.errors import LeagueError
+from light_league.errors import LeagueError, NonFiniteError
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -164,8 +164,11 @@ def _board_parser() -> argparse.ArgumentParser:
 
 def _board(args: list[str]) -> int:
     from light_league.tracking.board import board
+    from light_league.tracking.report import check_run_records
 
     ns = _board_parser().parse_args(args)
+    if Path(ns.run_dir).is_dir():
+        check_run_records(Path(ns.run_dir))  # a damaged record is one line here, not in TensorBoard
     print(f"TensorBoard on {ns.run_dir} at http://{ns.host}:{ns.port}/ (Ctrl-C stops it)", file=sys.stderr)
     return board(Path(ns.run_dir), port=ns.port, host=ns.host)
 
@@ -181,13 +184,22 @@ def _run(args: list[str]) -> int:
         run_dir = RunDir(ns.resume)
         if not run_dir.is_run():
             raise LeagueError(
-                f"{ns.resume} is not a run directory (no config.yaml); pass a RUN_DIR from main.py"
+                f"{ns.resume} is not a run directory (no manifest.json written by main.py); --resume "
+                "continues only a run that main.py started: pass its RUN_DIR, or start a run with --config"
             )
+        if not run_dir.config.is_file():
+            raise LeagueError(
+                f"{ns.resume} was stopped before its config.yaml was written: there is nothing to resume; "
+                f"start the run again with --config FILE --run-dir {ns.resume}"
+            )
+        run_dir.check_confined()
         overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
         config = load_config(run_dir.config, overrides)
+        from light_league.build import check_resume_changes
         from light_league.plugins import check_stored_imports
 
         check_stored_imports(config, overrides, source=str(run_dir.config))
+        check_resume_changes(load_config(run_dir.config, []), config)
     else:
         if not ns.config:
             raise LeagueError("--config FILE is required (e.g. --config expr_configs/league.yaml)")
@@ -207,9 +219,16 @@ def _run(args: list[str]) -> int:
         raise
     except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
         return _fail(run_dir.root, exc, resumable=False)
+    interrupted = False
     try:
         runner.run()
+    except NonFiniteError as exc:
+        raise NonFiniteError(
+            f"{exc}; completed generations are kept: once it is fixed, continue with "
+            f"python main.py --resume {run_dir.root}"
+        ) from None
     except KeyboardInterrupt:
+        interrupted = True
         print(
             f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir.root}",
             file=sys.stderr,
@@ -220,12 +239,20 @@ def _run(args: list[str]) -> int:
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
         return _fail(run_dir.root, exc, resumable=True)
     finally:
-        runner.close()
+        try:
+            runner.close()
+        except KeyboardInterrupt:
+            # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
+            # interruption has been said once
+            if not interrupted:
+                raise
     print(f"run directory: {run_dir.root}")
     return 0
 
 
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
+    from light_league.utils.atomic import atomic_write_text
+
     log_path: Path | None = root / "error.log" if root.is_dir() else None
     text = traceback.format_exc()
     try:
@@ -233,7 +260,7 @@ def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
             fd, name = tempfile.mkstemp(prefix="light_league-error-", suffix=".log")
             os.close(fd)
             log_path = Path(name)
-        log_path.write_text(text, encoding="utf-8")
+        atomic_write_text(log_path, text)  # replaces a link there, never writes through it
         where = f"traceback in {log_path}"
     except OSError as err:  # e.g. a read-only run directory: the handler must not crash
         where = f"traceback not saved ({err.strerror}); rerun with LIGHT_LEAGUE_LOG=DEBUG"

@@ -83,6 +83,15 @@ class ExecutionSection(Section):
     """Policies a worker keeps loaded at least (least recently used dropped first); every policy a round needs stays loaded, so the whole frozen population does when the tasks span it."""
     object_store_mb: int = Field(256, ge=64, le=1_000_000)
     """Object store size for a locally started Ray instance."""
+    call_timeout_s: float | None = Field(None, gt=0.0, le=1e7)
+    """Seconds the driver waits for one call of a component (a worker's rollout round or
+    evaluation games, a learner's update) before the run stops with one line naming the call (the
+    completed generations are kept; ``--resume`` continues). ``None``: no limit. On the local
+    backend a call is interrupted where Python code runs (an env step in a ``sleep`` or a Python
+    loop), not inside a C call that never returns."""
+    stall_notice_s: float | None = Field(60.0, gt=0.0, le=1e7)
+    """Seconds of one call after which a line names the call still running ("no progress for 60 s:
+    rollout_worker_0.run is still running"), again each time the wait doubles. ``None``: no notices."""
 
 
 class LearnerSection(Section):

@@ -26,6 +26,11 @@ class RunDirLockedError(LeagueError, RuntimeError):
     """Another process holds the run directory."""
 
 
+class NonFiniteError(LeagueError, ValueError):
+    """An env returned, or a learner computed, a NaN or infinite number: the run stops before
+    anything is trained on it or checkpointed."""
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ``"; did you mean X?"`` for the closest choice, or ``""`` when none is close."""
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)

@@ -141,11 +141,16 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
     """``(key, value, module)`` for each name in ``config`` that imports a module by path.
 
     Built-in names and entry points (registered by installed packages) import nothing by path;
-    ``package.module:ClassName`` plugins (schedulers, learners, league roles) and ``pettingzoo:<module>:<factory>`` envs outside
+    ``package.module:ClassName`` plugins (schedulers, learners, league roles, meta-solvers) and
+    ``pettingzoo:<module>:<factory>`` envs outside
     :data:`TRUSTED_PACKAGES` do.
     """
     out = []
-    named = [("scheduler.name", config.scheduler_name), ("learner.kind", config.learner.kind)]
+    named = [
+        ("scheduler.name", config.scheduler_name),
+        ("learner.kind", config.learner.kind),
+        ("league.meta_solver.name", str(config.league.meta_solver.get("name", ""))),
+    ]
     roles = config.scheduler_options.get("roles")
     if isinstance(roles, dict):  # the league scheduler's added roles: ``scheduler.roles.<label>.kind``
         named += [
@@ -170,7 +175,12 @@ def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> N
     confirmed = set()
     for text in overrides:
         parts, value = parse_override(text)
-        confirmed.add((".".join(parts), str(value)))
+        key = ".".join(parts)
+        if key == "league.meta_solver" and isinstance(value, dict):  # the mapping form
+            key, value = "league.meta_solver.name", value.get("name")
+        elif key == "league.meta_solver":  # the shorthand ``league.meta_solver=NAME``
+            key = "league.meta_solver.name"
+        confirmed.add((key, str(value)))
     for key, value, module in imported_by(config):
         if (key, value) not in confirmed:
             raise ConfigError(

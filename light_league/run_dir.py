@@ -3,9 +3,10 @@
 Layout::
 
     RUN_DIR/
+      manifest.json          written first: what makes the directory a run ("format"), package
+                             versions, config hash, git revision, command line; one entry in
+                             "sessions" per start or --resume (config.yaml is the latest one's)
       config.yaml            resolved config (what ran, after overrides)
-      manifest.json          package versions, config hash, git revision, command line; one entry
-                             in "sessions" per start or --resume (config.yaml is the latest one's)
       generations.jsonl      one line per completed generation
       matches.jsonl          the match log (training and evaluation games)
       pool.json              the population (AgentPool manifest)
@@ -17,11 +18,17 @@ Layout::
       tensorboard/           event files
       placement.jsonl        (Ray) which node each component runs on, and replacements
       .lock                  exists only while a process writes here
+      error.log              the traceback of a run that failed (replaced, never written through)
+
+Nothing a run writes leaves the directory: :meth:`RunDir.check_confined` refuses a directory in
+which a symbolic link leads outside it, or in which a file that is appended to in place has
+another hard link.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import re
@@ -35,7 +42,7 @@ from typing import Any
 import yaml
 from filelock import FileLock, Timeout
 
-from light_league.errors import ConfigError, RunDirLockedError
+from light_league.errors import ConfigError, CorruptFileError, RunDirLockedError
 from light_league.utils.atomic import (
     TEMP_FILE,
     atomic_write_json,
@@ -58,6 +65,13 @@ _VERSIONED = (
     "wandb",
 )
 
+
+#: ``manifest.json``'s ``format``: the mark of a directory that ``main.py`` made a run directory
+RUN_FORMAT = "light_league run"
+#: the keys of a manifest written before ``format`` existed (every one of them has these)
+_LEGACY_MANIFEST_KEYS = frozenset({"created", "config_hash", "packages", "sessions"})
+#: files a run appends to or cuts in place (every other file is replaced whole, atomically)
+IN_PLACE_FILES = ("matches.jsonl", "generations.jsonl", "placement.jsonl")
 
 #: what a name read from a run directory's files (a member id, a checkpoint dir) may look like
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
@@ -113,7 +127,14 @@ class RunDir:
         return self.root / "tensorboard"
 
     def is_run(self) -> bool:
-        return self.config.exists()
+        """The directory holds a manifest that ``main.py`` wrote (the first file of every run)."""
+        try:
+            manifest = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not isinstance(manifest, dict):
+            return False
+        return manifest.get("format") == RUN_FORMAT or _LEGACY_MANIFEST_KEYS <= manifest.keys()
 
     # lifecycle
     @staticmethod
@@ -126,10 +147,9 @@ class RunDir:
             candidate = Path(f"{base}-{n}")
         return RunDir(candidate)
 
-    #: what a run writes at its top level (removed when a run that never completed a generation restarts)
+    #: what a run writes at its top level (removed when a run that never completed a generation
+    #: restarts; its manifest and config stay)
     ARTEFACTS = (
-        "config.yaml",
-        "manifest.json",
         "generations.jsonl",
         "matches.jsonl",
         "pool.json",
@@ -150,13 +170,16 @@ class RunDir:
     def create(self) -> None:
         if self.root.exists() and not self.root.is_dir():
             raise ConfigError(f"--run-dir {self.root} is a file, not a directory; pick a directory path")
-        if self.root.exists() and self._contents():
-            if self.is_run():
+        contents = self._contents() if self.root.exists() else []
+        if contents:
+            if self.is_run() and self.config.exists():
                 raise ConfigError(
                     f"run directory {self.root} already holds a run; continue it with --resume {self.root} "
                     "or pick another --run-dir"
                 )
-            raise ConfigError(f"run directory {self.root} is not empty; pick an empty or new --run-dir")
+            # a start killed between its manifest and its config left nothing else: use it again
+            if not (self.is_run() and contents == [self.manifest]):
+                raise ConfigError(f"run directory {self.root} is not empty; pick an empty or new --run-dir")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -168,6 +191,36 @@ class RunDir:
         """Whether ``path`` (symlinks followed) lies inside the run directory."""
         return path.resolve().is_relative_to(self.root.resolve())
 
+    def check_confined(self) -> None:
+        """Refuse a directory through which a write could land outside it: a symbolic link (at any
+        depth) that leads out of it, or a file written in place (:data:`IN_PLACE_FILES`) that has
+        another hard link. One-line :class:`CorruptFileError`; reads only."""
+        root = self.root.resolve()
+        for folder, dirs, files in os.walk(self.root):
+            for name in (*dirs, *files):
+                path = Path(folder) / name
+                if not path.is_symlink():
+                    continue
+                try:
+                    target = path.resolve()
+                except (OSError, RuntimeError):  # a link loop
+                    target = None
+                if target is None or not target.is_relative_to(root):
+                    raise CorruptFileError(
+                        f"{path} is a symbolic link to {os.readlink(path)}, outside the run directory "
+                        f"{self.root}: a run writes only inside its directory; replace the link by a copy "
+                        "of what it points to (or remove it) and try again"
+                    )
+        for name in IN_PLACE_FILES:
+            path = self.root / name
+            links = path.lstat().st_nlink if path.is_file() else 1
+            if links > 1:
+                raise CorruptFileError(
+                    f"{path} has {links} hard links: the run appends to it in place, which would change "
+                    f"the other names too; replace it by a copy (cp {name} {name}.copy && mv {name}.copy {name}) "
+                    "and try again"
+                )
+
     def has_completed_generation(self) -> bool:
         """A checkpoint pointer exists or ``generations.jsonl`` holds a record."""
         if (self.checkpoint / "latest.json").exists():
@@ -175,13 +228,14 @@ class RunDir:
         return self.generations.exists() and self.generations.stat().st_size > 0
 
     def clear_artefacts(self) -> None:
-        """Remove what a run that never completed a generation wrote, except its config.
+        """Remove what a run that never completed a generation wrote, except its manifest and config.
 
-        Only the names in :data:`ARTEFACTS` are touched; call it while holding the lock.
+        Only the names in :data:`ARTEFACTS` are touched; call it while holding the lock, on a
+        directory :meth:`is_run` recognises.
         """
         for name in self.ARTEFACTS:
             path = self.root / name
-            if name == "config.yaml" or not (path.exists() or path.is_symlink()):
+            if not (path.exists() or path.is_symlink()):
                 continue
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
@@ -221,6 +275,7 @@ class RunDir:
         atomic_write_json(
             self.manifest,
             {
+                "format": RUN_FORMAT,
                 "created": session["started"],
                 "config_hash": config_hash,
                 "git_revision": session["git_revision"],

@@ -29,7 +29,7 @@ class RunReader:
 
     def __init__(self, root: str | Path, overrides: list[str] | None = None) -> None:
         """``overrides``: ``key.path=value`` changes applied to the stored config (as ``--resume``
-        takes them); the directory must hold a ``config.yaml``."""
+        takes them); the directory must be one ``main.py`` made (:meth:`RunDir.is_run`)."""
         self.root = Path(root)
         self.run_dir = RunDir(self.root)
         if not self.root.is_dir():
@@ -38,7 +38,8 @@ class RunReader:
             )
         if not self.run_dir.is_run():
             raise LeagueError(
-                f"{self.root} is not a run directory (no config.yaml); pass a RUN_DIR from main.py"
+                f"{self.root} is not a run directory (no manifest.json written by main.py); pass a RUN_DIR "
+                "from main.py"
             )
         self.overrides = list(overrides or [])
 

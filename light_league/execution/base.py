@@ -9,6 +9,7 @@ backend runs it.
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,50 @@ class ComponentLost(RuntimeError):
     """A call failed because a component the *callee* depends on died (e.g. a rollout worker
     whose PolicyServer is gone). Replacing the callee cannot help: the run stops and is resumed
     from its last checkpoint."""
+
+
+class CallTimeout(RuntimeError):
+    """A component call ran past ``execution.call_timeout_s`` (a stuck env step, a hung actor):
+    the run stops, and is resumed from its last checkpoint."""
+
+
+def _stderr_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class CallWatch:
+    """How long the driver waits on one component call: after ``notice_s`` (and each doubling of
+    it) ``notice`` gets a line naming the call still running; after ``timeout_s`` the wait ends
+    with :class:`CallTimeout`. None turns either off."""
+
+    timeout_s: float | None = None
+    notice_s: float | None = None
+    notice: Callable[[str], None] = _stderr_line
+
+    def next_notice(self, after: float) -> float | None:
+        """When (seconds into a call) the next notice is due, once ``after`` seconds have passed."""
+        if self.notice_s is None:
+            return None
+        due = self.notice_s
+        while due <= after:
+            due *= 2
+        return due
+
+    def say_still_running(self, name: str, elapsed: float) -> None:
+        hint = (
+            f"it is stopped at execution.call_timeout_s={self.timeout_s:g}"
+            if self.timeout_s is not None
+            else "set execution.call_timeout_s to stop a call that never returns"
+        )
+        seconds = f"{elapsed:.0f}" if elapsed >= 10 else f"{elapsed:.1f}"
+        self.notice(f"no progress for {seconds} s: {name} is still running ({hint})")
+
+    def timed_out(self, name: str) -> CallTimeout:
+        return CallTimeout(
+            f"{name} did not return within execution.call_timeout_s={self.timeout_s:g} s: a component is "
+            "stuck (an env step that never returns?) or the limit is too low for this config"
+        )
 
 
 @dataclass

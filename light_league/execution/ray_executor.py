@@ -45,7 +45,7 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from light_league.errors import LeagueError
-from light_league.execution.base import ComponentLost, Executor, Future, Handle, WorkerDied
+from light_league.execution.base import CallWatch, ComponentLost, Executor, Future, Handle, WorkerDied
 
 _DEAD = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -76,6 +76,8 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
     cause = getattr(exc, "cause", None)
     if isinstance(exc, RayTaskError) and isinstance(cause, (WorkerDied, ComponentLost)):
         raise ComponentLost(f"{name} failed because {cause}") from exc
+    if isinstance(exc, RayTaskError) and isinstance(cause, LeagueError):
+        raise cause from None  # the user's one-line error, not Ray's wrapping of it with a traceback
     raise exc
 
 
@@ -109,24 +111,41 @@ def check_local_ray() -> None:
         )
 
 
-def _get(ref: Any, name: str) -> Any:
+def _get(ref: Any, name: str, watch: CallWatch | None = None, call: str = "", started: float = 0.0) -> Any:
+    """``ray.get(ref)`` of a call on component ``name``, checking that the local Ray instance lives;
+    with ``watch``, the driver's wait on ``call`` (sent at ``started``) is watched (notices, timeout)."""
+    notice_at = watch.next_notice(0.0) if watch is not None else None
+    timeout = watch.timeout_s if watch is not None else None
     while True:
+        elapsed = time.monotonic() - started
+        if watch is not None and timeout is not None and elapsed >= timeout:
+            raise watch.timed_out(call)
+        deadlines = [t - elapsed for t in (notice_at, timeout) if t is not None]
         try:
-            return ray.get(ref, timeout=LIVENESS_POLL_S)
+            return ray.get(ref, timeout=max(min([LIVENESS_POLL_S, *deadlines]), 0.01))
         except GetTimeoutError:
             check_local_ray()  # a dead local raylet would otherwise hang the call for minutes
         except (*_DEAD, ObjectLostError, RayTaskError) as exc:
             check_local_ray()
             _raise_lost(name, exc)
+        elapsed = time.monotonic() - started
+        if watch is not None and notice_at is not None and elapsed >= notice_at:
+            watch.say_still_running(call, elapsed)
+            notice_at = watch.next_notice(elapsed)
 
 
 class _RayFuture(Future):
-    def __init__(self, ref: Any, name: str) -> None:
+    """A call the driver sent to an actor (its wait watched by the executor's :class:`CallWatch`)."""
+
+    def __init__(self, ref: Any, name: str, call: str = "", watch: CallWatch | None = None) -> None:
         self.ref = ref
         self.name = name
+        self.call = call or name
+        self.watch = watch
+        self.started = time.monotonic()
 
     def result(self) -> Any:
-        return _get(self.ref, self.name)
+        return _get(self.ref, self.name, self.watch, self.call, self.started)
 
 
 class _Receipt(Future):
@@ -182,8 +201,14 @@ class RayExecutor(Executor):
     name = "ray"
 
     def __init__(
-        self, *, address: str | None = None, num_cpus: int | None = None, object_store_mb: int = 256
+        self,
+        *,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        object_store_mb: int = 256,
+        watch: CallWatch | None = None,
     ) -> None:
+        self._watch = watch
         self._owns_ray = False
         self._actors: list[Any] = []
         self._reaper: subprocess.Popen[bytes] | None = None
@@ -229,7 +254,7 @@ class RayExecutor(Executor):
             ref = getattr(handle.target, method).remote(*args, **kwargs)
         except _DEAD as exc:
             _raise_lost(handle.name, exc)
-        return _RayFuture(ref, handle.name)
+        return _RayFuture(ref, handle.name, f"{handle.name}.{method}", self._watch)
 
     def client(self, handle: Handle) -> Any:
         return RayClient(handle.target, handle.name)

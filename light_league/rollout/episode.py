@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from envs.base import BatchedEnv, BatchStep
+from envs.base import BatchedEnv, BatchStep, EnvSpec
 from light_league.algorithms.base import (
     Policy,
     RecurrentTrainablePolicy,
@@ -40,6 +40,7 @@ from light_league.algorithms.base import (
     hidden_dim,
 )
 from light_league.data_buffer.episode import SampleBatch
+from light_league.errors import NonFiniteError
 from light_league.rollout.policy_bank import policy_log_probs
 from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult, pack_results, unpack_results
 
@@ -78,9 +79,47 @@ class EvaluationResult:
 
 
 def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Gumbel-max sampling from (N, A) log-probabilities (``-inf`` entries are never drawn)."""
+    """Gumbel-max sampling from (N, A) log-probabilities (``-inf`` entries are never drawn).
+
+    A NaN (a policy fed non-finite numbers, or with non-finite weights) is a
+    :class:`NonFiniteError`: the argmax of NaN would pick action 0 without a word."""
+    if np.isnan(logp).any():
+        row = int(np.argwhere(np.isnan(logp))[0][0])
+        raise NonFiniteError(
+            f"a policy returned NaN log-probabilities (row {row} of {logp.shape[0]}: {logp[row].tolist()}); "
+            "its weights or inputs are not finite numbers"
+        )
     gumbel = -np.log(-np.log(rng.random(logp.shape) + 1e-300) + 1e-300)
     return np.argmax(logp + gumbel, axis=1).astype(np.int64)
+
+
+def check_finite(step: BatchStep, spec: EnvSpec, game_steps: np.ndarray) -> None:
+    """Raise :class:`NonFiniteError` naming the env, agent and step where ``step`` (what the env
+    returned) holds a NaN or an infinity: in a reward, observation or state, or in the episode
+    return or outcome of a game that ended. ``game_steps[b]``: the steps game ``b`` has taken
+    (0 at a reset)."""
+    for field in ("reward", "obs", "state"):
+        values = getattr(step, field)
+        if not np.isfinite(values).all():
+            b, i = (int(x) for x in np.argwhere(~np.isfinite(values))[0][:2])
+            _non_finite(spec, field, values[b, i], f"agent {spec.agents[i]!r}", game_steps[b], b)
+    ended = np.flatnonzero(step.done)
+    for field in ("seat_return", "outcome"):
+        values = getattr(step, field)[ended]
+        if not np.isfinite(values).all():
+            bad = np.argwhere(~np.isfinite(values))[0]
+            seat = f"seat {int(bad[1])}" if values.ndim > 1 else "seat 0"
+            b = int(ended[bad[0]])
+            _non_finite(spec, field, values[tuple(bad)], seat, game_steps[b], b)
+
+
+def _non_finite(spec: EnvSpec, field: str, value: Any, who: str, step: int, game: int) -> None:
+    where = f"at step {int(step)} of game {game}" if step else f"on reset of game {game}"
+    shown = np.asarray(value).tolist()
+    raise NonFiniteError(
+        f"env {spec.name!r} returned a non-finite {field} ({shown if np.ndim(shown) == 0 else shown[:8]}) "
+        f"for {who} {where}; a run trains only on finite numbers: fix the env's {field}"
+    )
 
 
 class EpisodeLoop:
@@ -94,6 +133,7 @@ class EpisodeLoop:
         self._seat_of = self.spec.seat_of()  # (N,)
         self._team_idx = self.spec.index_in_team()
         self._step: BatchStep | None = None
+        self._game_steps = np.zeros(env.num_envs, dtype=np.int64)  #: steps each game has taken
         self._owner: str | None = None  #: the learner whose games are in progress (collect)
         # every opponent id this loop has drawn, by slot (ids, not positions in a caller's list,
         # so a game keeps its opponent when the distribution changes)
@@ -113,8 +153,10 @@ class EpisodeLoop:
     # ------------------------------------------------------------------ helpers
     def _restart(self) -> BatchStep:
         seed = int(self.rng.integers(0, 2**31 - 1))
+        self._game_steps[:] = 0
         self._step = self.env.reset(seed=seed)
         self._hidden = None
+        check_finite(self._step, self.spec, self._game_steps)
         return self._step
 
     def _make_room(self, policies: Sequence[Policy | None]) -> None:
@@ -132,6 +174,14 @@ class EpisodeLoop:
         """Zero the hidden states of ``games`` (their next episode starts fresh)."""
         if self._hidden is not None:
             self._hidden[games] = 0.0
+
+    def _env_step(self, actions: np.ndarray) -> BatchStep:
+        """One step of every game, its numbers checked (:func:`check_finite`)."""
+        step = self.env.step(actions)
+        self._game_steps += 1
+        check_finite(step, self.spec, self._game_steps)
+        self._game_steps[step.done] = 0
+        return step
 
     def _act(
         self,
@@ -208,7 +258,7 @@ class EpisodeLoop:
             agents = self._learner_agents
             actions = self._act_opponents(step, policies)
             self._act_learner(step, learner, agents, actions, rec, t)
-            step = self.env.step(actions)
+            step = self._env_step(actions)
             rec.add_rewards(step.reward[learner_rows, agents])
             if step.done.any():
                 done_idx = np.flatnonzero(step.done)
@@ -393,7 +443,7 @@ class EpisodeLoop:
             actions = self._act(step, active, seat_policy[:, self._seat_of], plist, behaviour)
             idle = step.active & ~playing[:, None]  # games past their quota step on a legal action
             actions[idle] = np.argmax(step.action_mask[idle], axis=-1)
-            step = self.env.step(actions)
+            step = self._env_step(actions)
             env_steps += int(playing.sum())
             finished = step.done & playing
             for b in np.nonzero(finished)[0]:

@@ -274,14 +274,30 @@ class AlphaStarRole(Role):
         candidates: list[AgentRecord],
         curve: str,
         weighting: OpponentWeighting,
+        *,
+        mixture: Mixture | None = None,
+        branch: str = "",
     ) -> tuple[dict[str, float], str]:
-        """PFSP with ``curve`` over frozen ``candidates``, combined with the meta-strategy per ``weighting``."""
+        """PFSP with ``curve`` over frozen ``candidates``, combined with the meta-strategy per
+        ``weighting``; a weighting that reads the meta-strategy notes in ``mixture.meta_mass[branch]``
+        the share of its mass the candidates hold."""
         rates = win_rates(league, learner_id, candidates)
         pfsp = pfsp_probabilities(rates, curve)
         nash = league.meta_strategy()
         nash_weights = np.array([nash.get(c.agent_id, 0.0) for c in candidates]) if nash else None
         probs, used = combine_weights(pfsp, nash_weights, weighting)
+        if mixture is not None and nash_weights is not None and weighting != "pfsp":
+            mixture.meta_mass[branch] = round(float(nash_weights.sum()), 6)
         return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used
+
+    @staticmethod
+    def frozen_players(
+        league: LeagueView, weighting: OpponentWeighting, mixture: Mixture
+    ) -> list[AgentRecord]:
+        """The members a branch weighted by ``weighting`` chooses among: every member for ``nash``
+        (the meta-strategy decides), the :func:`trained` ones otherwise."""
+        members = league.members()
+        return members if weighting == "nash" else trained(members, mixture)
 
 
 class ResettingRole(AlphaStarRole):
@@ -315,11 +331,17 @@ class MainAgentRole(AlphaStarRole):
     def opponents(self, league: LeagueView, learner_id: str) -> tuple[Mixture, str]:
         rules = self.config
         mixture = Mixture()
-        members = trained(league.members())
+        members = trained(league.members())  # the verification and self-play branches' (PFSP)
         self_play_share = 1.0 - rules.pfsp_probability - rules.verification_probability
         if members:
             dist, weighting = self.frozen_distribution(
-                league, learner_id, members, "squared", rules.weighting
+                league,
+                learner_id,
+                self.frozen_players(league, rules.weighting, mixture),
+                "squared",
+                rules.weighting,
+                mixture=mixture,
+                branch="pfsp",
             )
             mixture.add(dist, rules.pfsp_probability, "pfsp")
         else:
@@ -392,7 +414,7 @@ class MainExploiterRole(ResettingRole):
         rules = self.config
         mixture = Mixture()
         weighting = "current_main"
-        members = trained(league.members())
+        members = self.frozen_players(league, rules.weighting, mixture)
         mains = main_agent_ids(league)
         for main in mains:
             share = 1.0 / len(mains)
@@ -404,7 +426,13 @@ class MainExploiterRole(ResettingRole):
                 mixture.add({main: 1.0}, share, "current_main")
             else:
                 dist, weighting = self.frozen_distribution(
-                    league, learner_id, past, "variance", rules.weighting
+                    league,
+                    learner_id,
+                    past,
+                    "variance",
+                    rules.weighting,
+                    mixture=mixture,
+                    branch="curriculum",
                 )
                 mixture.add(dist, share * rules.curriculum_probability, "curriculum")
                 mixture.add({main: 1.0}, share * (1.0 - rules.curriculum_probability), "current_main")
@@ -431,10 +459,10 @@ class LeagueExploiterRole(ResettingRole):
     def opponents(self, league: LeagueView, learner_id: str) -> tuple[Mixture, str]:
         rules = self.config
         mixture = Mixture()
-        members = trained(league.members())
+        members = self.frozen_players(league, rules.weighting, mixture)
         if members:
             dist, weighting = self.frozen_distribution(
-                league, learner_id, members, rules.pfsp_curve, rules.weighting
+                league, learner_id, members, rules.pfsp_curve, rules.weighting, mixture=mixture, branch="pfsp"
             )
             mixture.add(dist, 1.0, "pfsp")
             return mixture, weighting

@@ -34,11 +34,18 @@ from light_league.types import AgentRecord, MatchResult, learner_role
 
 @dataclass
 class Mixture:
-    """An opponent distribution built branch by branch, with notes on what each branch did."""
+    """An opponent distribution built branch by branch, with notes on what each branch did.
+
+    Beside each branch's mass and the fallbacks taken, it notes how the distribution differs from
+    the league's meta-strategy: ``meta_mass[branch]``, the share of the meta-strategy's mass on the
+    members a meta-weighted branch chose among (1.0: all of it), and ``excluded``, members left out
+    of the candidates and why (``untrained``: a snapshot of untrained weights)."""
 
     probs: dict[str, float] = field(default_factory=dict)
     branches: dict[str, float] = field(default_factory=dict)
     fallbacks: list[str] = field(default_factory=list)
+    meta_mass: dict[str, float] = field(default_factory=dict)
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def add(self, dist: dict[str, float], mass: float, branch: str) -> None:
         if mass <= 0.0:
@@ -53,7 +60,12 @@ class Mixture:
         return {opponent: p / total for opponent, p in self.probs.items()}
 
     def info(self) -> dict[str, Any]:
-        return {"branches": dict(self.branches), "fallbacks": list(self.fallbacks)}
+        out: dict[str, Any] = {"branches": dict(self.branches), "fallbacks": list(self.fallbacks)}
+        if self.meta_mass:
+            out["meta_mass"] = dict(self.meta_mass)
+        if self.excluded:
+            out["excluded"] = dict(self.excluded)
+        return out
 
 
 @dataclass(frozen=True)
@@ -118,12 +130,20 @@ class Role(ABC):
 # --------------------------------------------------------------------------------------------
 
 
-def trained(members: list[AgentRecord]) -> list[AgentRecord]:
+def trained(members: list[AgentRecord], mixture: Mixture | None = None) -> list[AgentRecord]:
     """``members`` without snapshots of untrained weights (a main agent's ``-v0``), unless only those
     exist: a learner gains nothing from games against the random network it started from, and the
-    fixed baselines already stand for weak play."""
+    fixed baselines already stand for weak play. Those left out are noted in ``mixture.excluded``.
+
+    Branches weighted by the meta-strategy alone (``nash``) do not use it: the meta-strategy
+    decides, and in a game where an untrained network plays near the equilibrium (rock-paper-
+    scissors) it is part of the equilibrium."""
     kept = [m for m in members if m.metadata.get("steps", 1) != 0]
-    return kept if kept else members
+    if not kept:
+        return members
+    if mixture is not None:
+        mixture.excluded.update({m.agent_id: "untrained" for m in members if m not in kept})
+    return kept
 
 
 def history(members: list[AgentRecord], parent: str) -> list[AgentRecord]:

@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import queue
+import signal
 import struct
 import subprocess
 import sys
@@ -338,6 +339,9 @@ class ChartRenderer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,
+                # its own session: a Ctrl-C in the terminal (SIGINT to the foreground process group)
+                # reaches the run, which closes the child's input; the child never sees it
+                start_new_session=True,
             )
         except OSError as exc:
             return self._give_up(f"the chart process could not start ({exc})")
@@ -449,6 +453,7 @@ def child_main(niceness: int) -> int:
     Requests are read on a thread as soon as they arrive, so the parent's write of a large
     snapshot never waits for the chart being drawn.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops it (closes stdin), not a Ctrl-C
     if niceness > 0 and hasattr(os, "nice"):
         try:
             os.nice(niceness)

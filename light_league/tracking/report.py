@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +98,122 @@ def read_generations(run_dir: Path) -> list[dict[str, Any]]:
             raise CorruptFileError(
                 f"{path} line {lineno} has no integer 'generation' (got {generation!r}); remove or fix that line"
             )
+        check_generation_record(record, path, lineno)
         records.append(record)
     return records
+
+
+def check_run_records(folder: Path) -> None:
+    """Check the ``generations.jsonl`` of a run directory, or of every run in a folder of runs."""
+    folder = Path(folder)
+    runs = (
+        [folder]
+        if (folder / GENERATIONS_FILE).exists()
+        else sorted(p for p in folder.iterdir() if p.is_dir())
+    )
+    for run in runs:
+        read_generations(run)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _optional_number(value: Any) -> bool:
+    return value is None or _number(value)
+
+
+def _numbers_by_id(value: Any) -> bool:
+    return isinstance(value, dict) and all(_number(v) for v in value.values())
+
+
+def _optional_text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _member(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("id"), str) and isinstance(value.get("role"), str)
+
+
+def _newest(value: Any) -> bool:
+    if not (isinstance(value, dict) and isinstance(value.get("id"), str)):
+        return False
+    numbers = ("rating", "elo", "nash", "win_rate")
+    return all(_optional_number(value.get(k)) for k in numbers) and _optional_text(value.get("baseline"))
+
+
+def _optional_int(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _interval(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, list) and len(value) == 2 and all(_optional_number(v) for v in value)
+    )
+
+
+def _probe_readings(value: Any) -> bool:
+    """``{target: reading}`` with each reading's numbers, intervals and counts of their types."""
+    if not isinstance(value, dict):
+        return False
+    for reading in value.values():
+        if not isinstance(reading, dict):
+            return False
+        numbers = ("win_rate", "payoff", "best_response_payoff")
+        if not all(_optional_number(reading.get(k)) for k in numbers):
+            return False
+        if not all(_interval(reading.get(k)) for k in ("win_rate_ci95", "payoff_ci95")):
+            return False
+        if not all(_optional_int(reading.get(k)) for k in ("generation", "env_steps", "games")):
+            return False
+    return True
+
+
+#: what each field of a generation record that ``report``, ``board`` and the console read must be
+_RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "population": (
+        lambda v: isinstance(v, list) and all(_member(m) for m in v),
+        "a list of {id, role} objects",
+    ),
+    "nash": (_numbers_by_id, "an object of numbers by member id"),
+    "meta_strategy": (_numbers_by_id, "an object of numbers by member id"),
+    "rating": (_numbers_by_id, "an object of numbers by member id"),
+    "elo": (_numbers_by_id, "an object of numbers by member id"),
+    "elo_sequential": (_numbers_by_id, "an object of numbers by member id"),
+    "timings": (_numbers_by_id, "an object of seconds by phase"),
+    "env_steps": (_optional_int, "an integer"),
+    "probe": (_probe_readings, "an object of probe readings by target"),
+    "latest_probe": (_probe_readings, "an object of probe readings by target"),
+    "newest": (
+        lambda v: isinstance(v, list) and all(_newest(e) for e in v),
+        "a list of {id, rating, nash, win_rate, baseline} objects",
+    ),
+    **{
+        key: (_optional_number, "a number")
+        for key in (
+            "wall_s",
+            "env_steps_per_s",
+            "nash_entropy",
+            "meta_entropy",
+            "nash_conv",
+            "main_nash_conv",
+            "meta_nash_conv",
+            "least_exploitable_nash_conv",
+            "diversity",
+        )
+    },
+}
+
+
+def check_generation_record(record: dict[str, Any], path: Path, lineno: int) -> None:
+    """Every field the readers use has its type: else one line naming the file, line and field."""
+    for key, (valid, expected) in _RECORD_FIELDS.items():
+        if key in record and not valid(record[key]):
+            shown = json.dumps(record[key])
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise CorruptFileError(
+                f"{path} line {lineno}: field {key!r} is {shown}, not {expected}; remove or fix that line"
+            )
 
 
 def _leaderboard_text(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -> list[str]:

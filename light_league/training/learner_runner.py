@@ -14,9 +14,12 @@ import copy
 import time
 from typing import Any, ClassVar
 
+import numpy as np
+
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.errors import NonFiniteError
 from light_league.training.component import LearnerComponent, UpdateResult
 from light_league.utils.device import check_device_here, to_cpu
 
@@ -50,6 +53,7 @@ class LearnerRunner:
         self.learner_id = learner_id
         check_device_here(device)
         self.device = device
+        self.env_name = env_name
         self.learner = make_learner(kind, spec, config, seed=seed, device=device)
         self._initial = to_cpu(copy.deepcopy(self.learner.state_dict()))
         self._policy_server = policy_server
@@ -58,9 +62,20 @@ class LearnerRunner:
         self._publish()
 
     def _publish(self) -> None:
+        """Publish the learner's weights as a new version, once they are checked to be finite."""
         meta = self.learner.policy_meta()
-        self.version = self._policy_server.publish(
-            self.learner_id, str(meta["kind"]), meta, self.learner.get_weights()
+        weights = self.learner.get_weights()
+        for name, array in weights.items():
+            if not np.isfinite(array).all():
+                raise self._non_finite(
+                    f"the update to version {self.version + 1} gave non-finite weights ({name})"
+                )
+        self.version = self._policy_server.publish(self.learner_id, str(meta["kind"]), meta, weights)
+
+    def _non_finite(self, what: str) -> NonFiniteError:
+        return NonFiniteError(
+            f"learner {self.learner_id} (env {self.env_name!r}): {what}; nothing of it was published "
+            "or checkpointed"
         )
 
     def train_step(
@@ -78,7 +93,10 @@ class LearnerRunner:
             return None
         start = time.perf_counter()
         lag = self.version - batch.policy_version
-        metrics = dict(self.learner.update(batch))
+        try:
+            metrics = dict(self.learner.update(batch))
+        except NonFiniteError as exc:
+            raise self._non_finite(str(exc)) from None
         metrics["policy_lag"] = float(lag)
         self._publish()
         metrics["update_s"] = time.perf_counter() - start

@@ -130,7 +130,7 @@ class JsonlLog:
         data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, data)
+            _write_all(fd, data)
             self._since_sync += len(records)
             if self._fsync_every and self._since_sync >= self._fsync_every:
                 os.fsync(fd)
@@ -177,6 +177,26 @@ class JsonlLog:
             handle.flush()
             os.fsync(handle.fileno())
         self._repaired = True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Append all of ``data`` to ``fd`` (opened ``O_APPEND``), or none of it.
+
+    ``os.write`` may write only part (a full disk, a file size limit, a signal): the rest is
+    written on. If a write fails, the file is cut back to its size before the call, so no torn
+    line is left for a later record to follow, and the error is raised.
+    """
+    start = os.fstat(fd).st_size
+    view = memoryview(data)
+    try:
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(f"write returned {written} with {len(view)} bytes left")
+            view = view[written:]
+    except BaseException:
+        os.ftruncate(fd, start)
+        raise
 
 
 def committed_size(path: Path) -> int:

@@ -133,3 +133,42 @@ def test_a_kill_while_charts_are_drawn_loses_no_logged_generation(tmp_path: Path
     assert {e.step for e in acc.Images(NASH_MIXTURE_TAG)} == set(range(end))
     steps = [e.step for e in acc.Scalars("league/nash_entropy")]
     assert set(steps) == set(range(end))
+
+
+@pytest.mark.parametrize("presses", [1, pytest.param(2, marks=pytest.mark.slow)], ids=["once", "twice"])
+def test_ctrl_c_in_a_terminal_is_one_line_with_the_chart_process_running(
+    presses: int, tmp_path: Path
+) -> None:
+    """A terminal sends Ctrl-C's SIGINT to its whole foreground process group: the run and, before,
+    its chart process, which printed its own traceback (and a second Ctrl-C one of the chart process
+    that closing restarted). The run says one line and its chart process ends with it."""
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "--config", "expr_configs/rps_tiny.yaml", "--run-dir", str(run_dir)]
+        + ["--quiet", "stop.max_generations=100000", "logging.console=quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a shell gives a foreground job
+    )
+    try:
+        child = wait_for(lambda: chart_child(proc.pid), proc)
+        time.sleep(0.5)  # the child is importing or drawing
+        for _ in range(presses):
+            os.killpg(proc.pid, signal.SIGINT)
+            time.sleep(0.2)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = [
+        line for line in err.decode().splitlines() if line.strip() and not line.startswith("generation ")
+    ]
+    assert proc.returncode == 130, lines
+    assert lines == [
+        f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir}"
+    ], lines
+    assert (
+        not Path(f"/proc/{child}").exists() or b"zombie" in Path(f"/proc/{child}/status").read_bytes().lower()
+    )

@@ -3,6 +3,7 @@ the main agent's current weights (fresh optimisers), ``initial`` from its own in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,49 @@ def test_mappo_by_role_gives_each_role_its_own_fields(tmp_path: Path) -> None:
     assert logged == pytest.approx(
         {"main_agent_0": 0.01, "main_exploiter_0": 0.003, "league_exploiter_0": 0.2}
     )
+
+
+def test_a_task_labelled_nash_trains_against_the_recorded_meta_strategy(tmp_path: Path) -> None:
+    """Issue 31's league: generation 3 records the Nash mixture {main_agent_0-v0: 0.214,
+    league_exploiter_0-v1: 0.786}, mass on the main agent's untrained snapshot. Generation 4's
+    league exploiter (label nash, one branch over every member) trains against exactly that
+    mixture, not the rest of it renormalised; the main exploiter's curriculum (over the main
+    agent's history) is the Nash mixture restricted to that history, and its meta_mass names the
+    share kept. Every task labelled nash records the share of the meta-strategy it drew from."""
+    run_dir = tmp_path / "run"
+    nash = [
+        f"scheduler.{role}.weighting=nash" for role in ("main_agent", "main_exploiter", "league_exploiter")
+    ]
+    argv = [
+        "--config",
+        str(CONFIG),
+        "--run-dir",
+        str(run_dir),
+        "--quiet",
+        "stop.max_generations=5",
+        "logging.tensorboard=false",
+    ]
+    assert main([*argv, *nash, "scheduler.main_exploiter.main_win_rate=1.0"]) == 0
+    records = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    meta = {k: v for k, v in records[3]["meta_strategy"].items() if v > 0}
+    assert meta == pytest.approx({"main_agent_0-v0": 0.214286, "league_exploiter_0-v1": 0.785714})
+    tasks = {t["learner"]: t for t in records[4]["tasks"]}
+    exploiter = tasks["league_exploiter_0"]
+    assert exploiter["weighting"] == "nash" and exploiter["opponents"] == pytest.approx(meta, abs=1e-4)
+    assert exploiter["info"]["meta_mass"] == {"pfsp": 1.0}
+    curriculum = tasks["main_exploiter_0"]
+    assert curriculum["weighting"] == "nash" and curriculum["opponents"] == {"main_agent_0-v0": 1.0}
+    assert curriculum["info"]["meta_mass"] == {"curriculum": pytest.approx(0.214286)}
+    for record, previous in zip(records[1:], records):
+        before = previous["meta_strategy"]
+        for task in record["tasks"]:
+            info = task["info"]
+            if task["weighting"] == "nash":  # drawn from the meta-strategy: nothing left out
+                assert "excluded" not in info and info["meta_mass"], task
+            if task["weighting"] == "pfsp(fallback:zero_nash)":  # the fallback says the truth
+                assert set(info["meta_mass"].values()) == {0.0}, task
+            # a single branch over every member weighted by nash is the meta-strategy itself
+            if task["weighting"] == "nash" and info["branches"] == {"pfsp": 1.0}:
+                assert task["opponents"] == pytest.approx(
+                    {k: v for k, v in before.items() if v > 0}, abs=1e-4
+                )

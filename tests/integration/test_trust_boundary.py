@@ -114,7 +114,7 @@ def test_edited_config_on_resume_cannot_run_a_shell_command(
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("key", ["scheduler.name", "learner.kind"])
+@pytest.mark.parametrize("key", ["scheduler.name", "learner.kind", "league.meta_solver.name"])
 def test_resume_imports_no_module_named_only_by_the_run_directory(
     key: str, run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,11 +125,13 @@ def test_resume_imports_no_module_named_only_by_the_run_directory(
     (plugins / f"{mod}.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass Thing: pass\n")
     monkeypatch.syspath_prepend(str(plugins))
     cfg = yaml.safe_load((run / "config.yaml").read_text())
-    section, field = key.split(".")
+    section = key.split(".")[0]
     if section == "scheduler":
         cfg["scheduler"] = {"name": f"{mod}:Thing"}
-    else:
+    elif section == "learner":
         cfg["learner"]["kind"] = f"{mod}:Thing"
+    else:
+        cfg["league"]["meta_solver"] = {"name": f"{mod}:Thing"}
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     refused_unchanged(run, ["--resume", str(run)], capsys, f"{key}={mod}:Thing", "confirm")
     assert not marker.exists()
@@ -195,7 +197,126 @@ def test_checkpoint_pointer_outside_the_run_directory_is_refused(
         (run / "checkpoint" / "gen_0009").symlink_to(outside)
         data["dir"] = "gen_0009"
     latest.write_text(json.dumps(data))
-    refused_unchanged(run, ["--resume", str(run)], capsys, "latest.json", "inside")
+    expected = ("latest.json", "inside") if where == "dotdot" else ("gen_0009", "outside the run directory")
+    refused_unchanged(run, ["--resume", str(run)], capsys, *expected)
+
+
+def _outside_file(tmp_path: Path) -> Path:
+    target = tmp_path / "outside" / "precious.txt"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("keep me\n")
+    return target
+
+
+def _link_file(run: Path, tmp_path: Path, name: str) -> Path:
+    """Replace ``run/name`` by a symbolic link to a file outside the run (with the same content)."""
+    target = _outside_file(tmp_path)
+    if (run / name).exists():
+        target.write_bytes((run / name).read_bytes())
+        (run / name).unlink()
+    (run / name).symlink_to(target)
+    return target
+
+
+def _link_dir(run: Path, tmp_path: Path, name: str) -> Path:
+    """Move ``run/name`` outside the run and leave a symbolic link to it in its place."""
+    target = tmp_path / "outside" / name.replace("/", "_")
+    target.parent.mkdir(exist_ok=True)
+    shutil.move(str(run / name), str(target))
+    (run / name).symlink_to(target, target_is_directory=True)
+    return target
+
+
+@pytest.mark.parametrize(
+    ("name", "link"),
+    [
+        ("matches.jsonl", _link_file),
+        ("error.log", _link_file),
+        ("generations.jsonl", _link_file),
+        ("payoff", _link_dir),
+        ("tensorboard", _link_dir),
+        ("policies", _link_dir),
+        ("checkpoint/gen_0001/learners", _link_dir),
+    ],
+)
+def test_resume_writes_nothing_through_a_link_that_leaves_the_run(
+    name: str,
+    link: Callable[[Path, Path, str], Path],
+    run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    target = link(run, tmp_path, name)
+    outside, before = tree(tmp_path / "outside"), tree(run)
+    one_line_exit_2(["--resume", str(run)], capsys, name.split("/")[-1], "outside the run directory")
+    assert tree(run) == before, "a refused resume must not change the run directory"
+    assert tree(tmp_path / "outside") == outside, f"{target} was changed through the link"
+
+
+def test_exploit_writes_nothing_through_a_link_that_leaves_the_run(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``main.py exploit`` writes ``exploit/<target>_gen<G>.json`` into the run: not into a folder
+    elsewhere that ``exploit`` links to."""
+    outside = tmp_path / "outside" / "exploit"
+    outside.mkdir(parents=True)
+    (run / "exploit").symlink_to(outside, target_is_directory=True)
+    argv = ["exploit", str(run), "--target", "main", "--env-steps", "256", "--games", "8"]
+    one_line_exit_2(argv, capsys, "exploit", "outside the run directory")
+    assert not any(outside.iterdir())
+
+
+def test_resume_refuses_an_appended_log_with_another_hard_link(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backup = tmp_path / "backup_matches.jsonl"
+    backup.hardlink_to(run / "matches.jsonl")  # e.g. a backup made with cp -al
+    before = backup.read_bytes()
+    refused_unchanged(run, ["--resume", str(run)], capsys, "matches.jsonl", "hard links")
+    assert backup.read_bytes() == before
+
+
+def test_a_crash_replaces_an_error_log_link_instead_of_writing_through_it(tmp_path: Path) -> None:
+    from light_league.cli import _fail
+
+    run = tmp_path / "run"
+    run.mkdir()
+    target = _outside_file(tmp_path)
+    (run / "error.log").symlink_to(target)
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError as exc:
+        assert _fail(run, exc, resumable=True) == 1
+    assert target.read_text() == "keep me\n"
+    assert not (run / "error.log").is_symlink()
+    assert "boom" in (run / "error.log").read_text()
+
+
+@pytest.mark.parametrize(
+    "manifest", [None, {"name": "my notes"}, "not json"], ids=["none", "foreign", "garbage"]
+)
+def test_resume_of_a_folder_main_py_did_not_start_touches_nothing(
+    manifest: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder with a config.yaml (and folders a run would use) is not a run without the manifest
+    main.py writes first: --resume says so and deletes, rewrites and creates nothing."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    shutil.copy(RPS, mine / "config.yaml")
+    for folder in ("checkpoint", "policies", "payoff", "tensorboard", "wandb"):
+        (mine / folder).mkdir()
+        (mine / folder / "notes.txt").write_text(f"my {folder} notes")
+    if isinstance(manifest, dict):
+        (mine / "manifest.json").write_text(json.dumps(manifest))
+    elif manifest is not None:
+        (mine / "manifest.json").write_text(str(manifest))
+    before = tree(mine)
+    one_line_exit_2(["--resume", str(mine)], capsys, "not a run directory", "manifest.json")
+    assert tree(mine) == before
+    assert sorted(p.name for p in mine.iterdir()) == sorted(
+        ["config.yaml", "checkpoint", "policies", "payoff", "tensorboard", "wandb"]
+        + (["manifest.json"] if manifest is not None else [])
+    )
 
 
 # ------------------------------------------------------------------------------- damaged files
@@ -229,6 +350,41 @@ def test_a_torn_last_line_is_still_cut(run: Path, capsys: pytest.CaptureFixture[
     assert (run / "generations.jsonl").read_text() == gens_before
     for line in (run / "matches.jsonl").read_text().splitlines():
         json.loads(line)
+
+
+RECORD_DAMAGE: list[tuple[str, str, object]] = [
+    ("env_steps_string", "env_steps", "many"),
+    ("population_int", "population", 3),
+    ("population_without_id", "population", [{"role": "main_agent"}]),
+    ("rating_list", "rating", [1000, 1200]),
+    ("nash_string", "nash", "uniform"),
+    ("newest_without_id", "newest", [{"learner": "main_agent_0", "rating": 1000}]),
+    ("newest_rating_string", "newest", [{"id": "main_agent_0-v0", "rating": "high"}]),
+    ("wall_s_list", "wall_s", [1.0]),
+    ("nash_entropy_string", "nash_entropy", "0.5"),
+    ("timings_not_numbers", "timings", {"train": "slow"}),
+    ("meta_nash_conv_string", "meta_nash_conv", "low"),
+    ("probe_interval_string", "probe", {"main": {"win_rate": 0.5, "win_rate_ci95": "wide"}}),
+]
+
+
+@pytest.mark.parametrize("command", ["report", "board"])
+@pytest.mark.parametrize(
+    ("field", "value"), [r[1:] for r in RECORD_DAMAGE], ids=[r[0] for r in RECORD_DAMAGE]
+)
+def test_a_wrong_type_in_a_generation_record_is_one_line_naming_file_line_and_field(
+    command: str, field: str, value: object, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = run / "generations.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    record = json.loads(lines[-1])
+    record[field] = value
+    path.write_text("".join(lines[:-1]) + json.dumps(record) + "\n")
+    before = tree(run)
+    # board: a host that cannot be served, so a TensorBoard started despite the damage ends at once
+    argv = [command, str(run), *(["--host", "256.256.256.256"] if command == "board" else [])]
+    one_line_exit_2(argv, capsys, "generations.jsonl", f"line {len(lines)}", f"field {field!r}")
+    assert tree(run) == before
 
 
 STATE_DAMAGE: list[tuple[str, Callable[[dict], object]]] = [
@@ -325,8 +481,14 @@ def test_kill_before_the_first_checkpoint_is_not_a_dead_end(
     assert main(["--resume", str(run)]) == 0
     gens = [json.loads(line)["generation"] for line in (run / "generations.jsonl").read_text().splitlines()]
     assert gens == [0]
-    # a kill before config.yaml was written leaves the lock file only: a new run may use the directory
+    # a kill before the manifest was written leaves the lock file only: a new run may use the directory
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / ".lock").write_text("")
     assert main(["--config", RPS, "--run-dir", str(empty), *TINY[1:], "stop.max_generations=1"]) == 0
+    # a kill between the manifest (written first) and config.yaml: nothing to resume, a new run may use it
+    started = tmp_path / "started"
+    started.mkdir()
+    shutil.copy(empty / "manifest.json", started / "manifest.json")
+    one_line_exit_2(["--resume", str(started)], capsys, "before its config.yaml was written", "--config")
+    assert main(["--config", RPS, "--run-dir", str(started), *TINY[1:], "stop.max_generations=1"]) == 0

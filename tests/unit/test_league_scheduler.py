@@ -376,6 +376,33 @@ def test_role_steps_per_generation_overrides_the_scheduler_default() -> None:
     assert steps == {MA: 3000, ME: 1000, LE: 1000}
 
 
+@pytest.mark.parametrize("weighting", ["nash", "pfsp_nash", "pfsp"])
+def test_an_untrained_snapshot_is_left_out_only_where_the_meta_strategy_does_not_decide(
+    weighting: str,
+) -> None:
+    """``nash`` trains against the meta-strategy itself, an untrained snapshot it holds mass on
+    included (rock-paper-scissors: the untrained network plays near the equilibrium); the other
+    weightings leave untrained snapshots out and the task's info says so; ``meta_mass`` is the
+    share of the meta-strategy on the branch's candidates."""
+    untrained = member("ma-v0", AgentType.MAIN_AGENT, parent=MA)
+    untrained.metadata["steps"] = 0
+    trained = member("le-v0", AgentType.LEAGUE_EXPLOITER, parent=LE)
+    trained.metadata["steps"] = 5000
+    league = FakeLeague(
+        league_learners(), population=[untrained, trained], nash_mixture={"ma-v0": 0.25, "le-v0": 0.75}
+    )
+    league.set_win_rates(LE, {"ma-v0": 0.5, "le-v0": 0.5})
+    task = task_for(make_scheduler(league_exploiter={"weighting": weighting}).next_tasks(league), LE)
+    assert task.weighting == weighting
+    if weighting == "nash":
+        assert_mixture(task.opponents, {"ma-v0": 0.25, "le-v0": 0.75})
+        assert task.info["meta_mass"] == {"pfsp": 1.0} and "excluded" not in task.info
+    else:
+        assert_mixture(task.opponents, {"le-v0": 1.0})
+        assert task.info["excluded"] == {"ma-v0": "untrained"}
+        assert task.info.get("meta_mass", {"pfsp": 0.75}) == {"pfsp": 0.75}
+
+
 def test_untrained_snapshots_are_never_training_opponents_once_trained_ones_exist() -> None:
     untrained = member("ma-v0", AgentType.MAIN_AGENT, parent=MA)
     untrained.metadata["steps"] = 0

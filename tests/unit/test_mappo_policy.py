@@ -15,7 +15,7 @@ from light_league.algorithms.base import TrainablePolicy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy
 from light_league.algorithms.registry import build_policy, learner_class, make_learner
 from light_league.data_buffer.episode import SampleBatch
-from light_league.errors import ConfigError
+from light_league.errors import ConfigError, NonFiniteError
 
 OBS, STATE, ACTIONS, TEAM = 6, 9, 4, 2
 
@@ -346,3 +346,41 @@ def test_mappo_by_role_merges_fields_and_names_bad_ones() -> None:
         ConfigError, match=r"learner\.mappo_by_role\.main_exploiter\.clip_parm.*did you mean clip_param"
     ):
         bad.mappo_for("main_exploiter")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
+def test_a_non_finite_loss_stops_the_update_before_an_optimiser_step(bad: float) -> None:
+    learner = MAPPOLearner(SPEC, MAPPOConfig(), seed=0)
+    batch = bandit_batch(learner.policy, np.random.default_rng(0))
+    batch.rewards[1, 3] = bad
+    before = learner.get_weights()
+    with pytest.raises(NonFiniteError, match="MAPPO update 1: the (actor|value) loss is"):
+        learner.update(batch)
+    for name, value in learner.get_weights().items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+
+
+def test_a_learner_never_publishes_non_finite_weights() -> None:
+    """Weights that turned non-finite (here: copied from a policy that is) are refused before the
+    PolicyServer gets them, naming the learner and the env."""
+    from light_league.data_buffer.episode_server import EpisodeServer
+    from light_league.data_buffer.policy_server import PolicyServer
+    from light_league.training.learner_runner import LearnerRunner
+
+    servers = PolicyServer(), EpisodeServer()
+    runner = LearnerRunner(
+        "main_agent_0",
+        "rps",
+        {},
+        "mappo",
+        MAPPOConfig(),
+        seed=0,
+        policy_server=servers[0],
+        episode_server=servers[1],
+    )
+    entry = servers[0].get("main_agent_0")
+    poisoned = {k: np.full_like(v, np.nan) for k, v in entry.weights.items()}
+    servers[0].publish("other_0", entry.kind, entry.meta, poisoned)
+    with pytest.raises(NonFiniteError, match="learner main_agent_0 \\(env 'rps'\\): .* non-finite weights"):
+        runner.reset("other_0")
+    assert np.isfinite(servers[0].get("main_agent_0").weights["actor.0.weight"]).all()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,39 @@ def test_reload_sees_another_writer(db_path: Path) -> None:
     assert reader.games("a", "b") == 0
     reader.reload()
     assert reader.games("a", "b") == 1
+
+
+_SHORT_WRITE = r"""
+import json, resource, signal, sys
+from light_league.utils.atomic import JsonlLog
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit a write returns short, then EFBIG
+path, limit = sys.argv[1], int(sys.argv[2])
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+log = JsonlLog(path)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+done = failed = 0
+for i in range(50):
+    try:
+        log.append_many([{"i": i, "pad": "x" * 40}, {"i": i, "pad": "y" * 40}])
+        done += 2
+    except OSError:
+        failed += 1
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # the disk has room again
+log.append({"i": "after"})
+print(json.dumps({"done": done + 1, "failed": failed}))
+"""
+
+
+def test_a_short_write_leaves_no_torn_line_inside_the_log(tmp_path: Path) -> None:
+    """A file size limit makes ``os.write`` write part of a batch: the batch is all or nothing, and
+    records appended once there is room again follow whole lines."""
+    path = tmp_path / "log.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-c", _SHORT_WRITE, str(path), "1000"], capture_output=True, text=True, check=True
+    )
+    counts = json.loads(out.stdout)
+    assert counts["failed"] > 0, "the limit must cut a write short"
+    records = list(JsonlLog(path))  # a torn line in the middle would raise here
+    assert len(records) == counts["done"]
+    assert records[-1] == {"i": "after"}

@@ -51,6 +51,7 @@ from light_league.algorithms.mappo.loss import (
 from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
+from light_league.errors import NonFiniteError
 from light_league.utils.device import check_device_here, to_cpu
 
 #: version of the ``state_dict`` layout
@@ -75,6 +76,16 @@ ENTROPY_COEF_RANGE = (1e-5, 1.0)
 def _num_samples(data: dict[str, torch.Tensor]) -> int:
     """Samples in prepared data: rows, or the valid entries of chunks."""
     return int(data["valid"].sum()) if "h0" in data else int(data["actions"].shape[0])
+
+
+def _check_finite(name: str, loss: float, grad_norm: float, update: int) -> None:
+    """Stop before an optimiser step that would write NaN or infinite weights."""
+    if not (math.isfinite(loss) and math.isfinite(grad_norm)):
+        raise NonFiniteError(
+            f"MAPPO update {update + 1}: the {name} is {loss} (gradient norm {grad_norm}); no step was "
+            "taken. The trajectories hold numbers too large or not finite: check the env's rewards, or "
+            "lower learner.mappo.lr"
+        )
 
 
 def explained_variance(values: np.ndarray, returns: np.ndarray) -> float:
@@ -454,6 +465,7 @@ class MAPPOLearner(Learner):
         self._actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         actor_gn = self._clip_grads(list(pol.actor.parameters()))
+        _check_finite("actor loss", float(actor_loss.detach()), actor_gn, self.num_updates)
         self._actor_opt.step()
 
         values = self._critic_values(mb)
@@ -469,6 +481,7 @@ class MAPPOLearner(Learner):
         self._critic_opt.zero_grad(set_to_none=True)
         (c.value_loss_coef * v_loss).backward()
         critic_gn = self._clip_grads(list(pol.critic.parameters()))
+        _check_finite("value loss", float(v_loss.detach()), critic_gn, self.num_updates)
         self._critic_opt.step()
 
         kl, clip_frac = ppo_diagnostics(logp.detach(), samples["old_logp"], clip=c.clip_param)
