@@ -7,14 +7,13 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   snapshot scores above 0.5 in its 32 evaluation games against ``scripted_l1`` (a draw counts
   half; its Elo is above the random baseline's), and the league did its bookkeeping: the main
   exploiter was snapshotted, every main-agent snapshot was evaluated against the baselines;
-* leduc: within twelve generations the exact NashConv of the members' least exploitable mixture
-  (the config's output) falls from the uniform policy's 4.747 to below 0.7 (seed 0 is at 0.593
-  there, seeds 18-23 at 0.53-0.63; the config before its exploiters restarted from the main agent
-  was at 0.949 on seed 0 and 0.70-0.76 on seeds 18-20), never rising from one generation to the
-  next, and never above the Nash mixture's;
-* kuhn (``league_kuhn.yaml``): after twelve generations the NashConv of the Nash mixture is at
-  most 0.01 (seeds 0-2 are at 0.001-0.004 there; the ``league_leduc.yaml`` settings on Kuhn,
-  without the sharp exploiters that restart from the main agent, are at 0.04-0.05: docs/tuning.md).
+* leduc (``league_leduc.yaml``, payoffs from played games): within twelve generations the exact
+  NashConv of the newest main agent and of the meta-strategy fall from above 3 (uniform play:
+  4.747) to below 1.6 in at least one of the last four generations (seed 0: main 1.06-1.44, meta
+  0.75-2.50 over generations 8-11; a league that learns nothing stays near 4);
+* kuhn (``league_kuhn.yaml``, played payoffs too): after twelve generations the meta-strategy's
+  NashConv is at most 0.08 and the main agent's at most 0.3 in one of the last four generations
+  (seed 0: meta 0.028-0.057, main 0.180-0.226; uniform play: 0.917).
 
 Both run on one core in a few minutes on a quiet machine (docs/league.md, "Shipped experiments",
 has the full-length curves).
@@ -75,17 +74,20 @@ def test_league_yaml_main_agent_beats_scripted_level_1(tmp_path: Path) -> None:
 def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
     overrides = ["stop.max_generations=12", "stop.max_wall_s=null", "logging.tensorboard=false"]
     records = run(tmp_path, "league_leduc.yaml", overrides)
-    curve = [r["nash_conv"] for r in records]
-    assert len(curve) == 12
-    assert curve[-1] < 0.7, f"nash_conv per generation: {np.round(curve, 3).tolist()}"
-    assert all(b <= a + 1e-9 for a, b in zip(curve, curve[1:])), np.round(curve, 3).tolist()
-    assert all(r["nash_conv"] <= r["meta_nash_conv"] + 1e-9 for r in records)
+    main = [r["main_nash_conv"] for r in records]
+    meta = [r["meta_nash_conv"] for r in records]
+    assert len(records) == 12 and "least_exploitable" not in records[-1]  # nothing exact chooses the output
+    assert main[0] > 3.0 and meta[0] > 3.0, (main[0], meta[0])
+    shown = f"main {np.round(main, 3).tolist()}, meta {np.round(meta, 3).tolist()}"
+    assert min(main[-4:]) < 1.6 and min(meta[-4:]) < 1.6, shown
 
 
 @pytest.mark.slow
 def test_league_kuhn_yaml_reaches_a_small_nash_conv(tmp_path: Path) -> None:
     overrides = ["stop.max_generations=12", "stop.max_wall_s=null", "logging.tensorboard=false"]
     records = run(tmp_path, "league_kuhn.yaml", overrides)
-    curve = [r["nash_conv"] for r in records]
-    assert len(curve) == 12
-    assert curve[-1] <= 0.01, f"nash_conv per generation: {np.round(curve, 4).tolist()}"
+    main = [r["main_nash_conv"] for r in records]
+    meta = [r["meta_nash_conv"] for r in records]
+    assert len(records) == 12
+    shown = f"main {np.round(main, 4).tolist()}, meta {np.round(meta, 4).tolist()}"
+    assert min(meta[-4:]) <= 0.08 and min(main[-4:]) <= 0.3, shown
