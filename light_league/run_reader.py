@@ -7,6 +7,8 @@ is), so a running run can be read while it trains. Nothing here writes to the ru
     run = RunReader("runs/league_leduc-20261126-101500")
     target = run.target("main")                       # the newest main agent of the last generation
     policies = run.policies(list(target.weights))     # member id -> Policy
+    table = run.payoff(target.generation)             # that generation's PayoffSnapshot
+    env = run.make_env(128)                           # 128 games of the run's env, its options applied
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy
 from light_league.config import ExperimentConfig, load_config
 from light_league.errors import LeagueError, did_you_mean
 from light_league.evaluation.probe import TARGETS, ProbeTarget
 from light_league.run_dir import RunDir
-from light_league.tracking.report import read_generations
+from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.report import load_payoff_snapshot, read_generations
 from light_league.types import newest_main
 
 
@@ -75,6 +79,26 @@ class RunReader:
             raise LeagueError(f"{self.run_dir.generations}: generation {generation} has no population list")
         return {str(m["id"]): str(m["role"]) for m in population}
 
+    def joined(self) -> dict[str, tuple[str, int]]:
+        """``{member id: (role, the generation it joined in)}`` of every member the completed
+        generations list, in the order they joined."""
+        out: dict[str, tuple[str, int]] = {}
+        for record in self.records():
+            for member in record.get("population", []):
+                out.setdefault(str(member["id"]), (str(member["role"]), int(record["generation"])))
+        return out
+
+    def payoff(self, generation: int | None = None) -> PayoffSnapshot:
+        """The payoff table, Nash mixture and meta-strategy of ``generation`` (None: the last saved)."""
+        return load_payoff_snapshot(self.root, generation)
+
+    def make_env(self, num_envs: int) -> BatchedEnv:
+        """``num_envs`` games of the run's env, with its ``env.options``."""
+        import envs
+
+        config = self.config
+        return envs.make_batched(config.env.name, num_envs, **config.env.options)
+
     def target(self, name: str, generation: int | None = None) -> ProbeTarget:
         """``main`` (the newest snapshot of each main agent, equally weighted), ``meta`` (the
         generation's meta-strategy) or one member id, at ``generation`` (None: the last completed)."""
@@ -113,10 +137,14 @@ class RunReader:
             return fixed
         from light_league.algorithms.mappo.serialization import load_policy
 
+        return load_policy(self.policy_path(member_id))
+
+    def policy_path(self, member_id: str) -> Path:
+        """Where a learned member's policy files are (``policies/<id>``, without ``.pt`` / ``.json``)."""
         path = self.run_dir.policies / member_id
         if not self.run_dir.inside(path):
             raise LeagueError(f"member id {member_id!r} leaves the run directory; pass a member of the run")
-        return load_policy(path)
+        return path
 
     def policies(self, member_ids: list[str]) -> dict[str, Policy]:
         return {member_id: self.policy(member_id) for member_id in member_ids}

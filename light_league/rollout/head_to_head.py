@@ -1,12 +1,16 @@
-"""One policy against an opponent mixture over fresh games, seats alternated: its score and payoff
-with 95% intervals.
+"""One policy against an opponent (or a mixture of them) over fresh games in both seats: its score
+and payoff with 95% intervals.
 
-The opponent is a weighted mixture of policies (one policy with weight 1 is a plain match); each
-game draws its opponent from the weights, as a league's training games do, and the focal policy
-takes seat 0 in even games and seat 1 in odd ones. The **score** is the mean outcome from the
-focal side (1 win, 0.5 draw, 0 loss; for a chip game the return mapped to [0, 1]) with its
-Jeffreys interval; the **payoff** is the mean episode return of the focal seat with its Student-t
-interval.
+* :func:`head_to_head`: the opponent is a weighted mixture of policies; each game draws its
+  opponent from the weights, as a league's training games do, and the focal policy takes seat 0
+  in even games and seat 1 in odd ones (what ``main.py exploit`` and the probe score with);
+* :func:`match`: one opponent, the focal policy in seat 0 for the first half of the games and in
+  seat 1 for the rest, the episode loop seeded with ``seed`` itself (what the benchmarks score
+  with: ``bench/scripted_headroom.py``, ``league_quality.py --reevaluate``, ...).
+
+The **score** is the mean outcome from the focal side (1 win, 0.5 draw, 0 loss; for a chip game
+the return mapped to [0, 1]) with its Jeffreys interval; the **payoff** is the mean episode
+return of the focal seat with its Student-t interval.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from light_league.rollout.episode import EpisodeLoop
 
 #: the focal policy's id in the games' bookkeeping (an opponent id may be anything else)
 FOCAL = "<focal>"
+#: the opponent's id in :func:`match`
+OPPONENT = "opponent"
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,32 @@ def head_to_head(
     drawn = opponent_draws(weights, games, rng)
     quota = Counter((opp, k % 2) for k, opp in enumerate(drawn))
     pairings = [(FOCAL, opp, n) if seat == 0 else (opp, FOCAL, n) for (opp, seat), n in sorted(quota.items())]
-    played = EpisodeLoop(env, seed=int(rng.integers(2**31 - 1))).evaluate(
-        {FOCAL: policy, **opponents}, pairings
-    )
+    return _play(env, policy, opponents, pairings, Counter(drawn), seed=int(rng.integers(2**31 - 1)))
+
+
+def match(env: BatchedEnv, policy: Policy, opponent: Policy, games: int, *, seed: int) -> HeadToHead:
+    """``policy`` against ``opponent`` for ``games`` fresh games: ``games // 2`` in seat 0, then
+    the rest in seat 1, on an episode loop seeded with ``seed`` (``opponents`` of the result
+    names the opponent ``"opponent"``)."""
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    half = games // 2
+    pairings = [(FOCAL, OPPONENT, half), (OPPONENT, FOCAL, games - half)]
+    return _play(env, policy, {OPPONENT: opponent}, pairings, {OPPONENT: games}, seed=seed)
+
+
+def _play(
+    env: BatchedEnv,
+    policy: Policy,
+    opponents: Mapping[str, Policy],
+    pairings: list[tuple[str, str, int]],
+    drawn: Mapping[str, int],
+    *,
+    seed: int,
+) -> HeadToHead:
+    """Play ``pairings`` (one side of each is :data:`FOCAL`; ``drawn``: games per opponent) and
+    score them from the focal side."""
+    played = EpisodeLoop(env, seed=seed).evaluate({FOCAL: policy, **opponents}, pairings)
     if played.seat_returns is None:  # pragma: no cover - evaluate always records them
         raise RuntimeError("the episode loop returned no seat returns")
     first = np.array([r.player_id == FOCAL for r in played.results])
@@ -102,5 +131,5 @@ def head_to_head(
         wins=int((outcome > 0.5).sum()),
         draws=int((outcome == 0.5).sum()),
         losses=int((outcome < 0.5).sum()),
-        opponents=dict(Counter(drawn)),
+        opponents=dict(drawn),
     )

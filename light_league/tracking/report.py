@@ -78,7 +78,13 @@ def load_payoff_snapshot(run_dir: Path, generation: int | None = None) -> Payoff
 
 def read_generations(run_dir: Path) -> list[dict[str, Any]]:
     """The records of ``generations.jsonl``; a torn last line (run killed mid-write) is ignored."""
-    path = Path(run_dir) / GENERATIONS_FILE
+    return read_generations_file(Path(run_dir) / GENERATIONS_FILE)
+
+
+def read_generations_file(path: Path) -> list[dict[str, Any]]:
+    """The records of a ``generations.jsonl`` file wherever it lies (a run's, or a copy of it);
+    none when it does not exist; a torn last line is ignored."""
+    path = Path(path)
     if not path.exists():
         return []
     text = path.read_text(encoding="utf-8")
@@ -256,6 +262,16 @@ def meta_nash_conv(record: dict[str, Any]) -> float | None:
     """The meta-strategy's exact NashConv of a record; records written before ``meta_nash_conv``
     existed kept it as ``nash_conv`` (unless they also had ``meta_nash_conv`` beside it)."""
     value = record.get("meta_nash_conv", record.get("nash_conv"))
+    return None if value is None else float(value)
+
+
+def least_exploitable_nash_conv(record: dict[str, Any]) -> float | None:
+    """The least exploitable mixture's exact NashConv of a record (``evaluation.nash_conv:
+    least_exploitable``); records written before ``least_exploitable_nash_conv`` existed kept it as
+    ``nash_conv`` beside their ``least_exploitable`` mixture."""
+    if "least_exploitable" not in record:
+        return None
+    value = record.get("least_exploitable_nash_conv", record.get("nash_conv"))
     return None if value is None else float(value)
 
 

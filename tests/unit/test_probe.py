@@ -2,6 +2,8 @@
 
 * ``head_to_head`` on rock-paper-scissors: pure strategies give exact scores, seats alternate, an
   opponent mixture is drawn per game by its weights, the intervals hold the mean;
+* ``match`` plays the benchmarks' protocol to the game: the first half of the games in seat 0,
+  the rest in seat 1, on an episode loop seeded with its seed;
 * ``exact_values``: the best response's payoff against a mixture, averaged over the seats, is
   NashConv / 2 in a zero-sum game, and the exact best response itself reaches it;
 * the probe against a fixed exploitable Kuhn policy (always bet) reaches most of the exact gain
@@ -20,7 +22,8 @@ import envs
 from light_league.build import probe_settings
 from light_league.config import load_config
 from light_league.evaluation.probe import Probe, ProbeTarget, exact_values, probe_path, save_probe
-from light_league.rollout.head_to_head import FOCAL, head_to_head
+from light_league.rollout.episode import EpisodeLoop
+from light_league.rollout.head_to_head import FOCAL, head_to_head, match
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,6 +76,29 @@ def test_head_to_head_refuses_what_it_cannot_score() -> None:
         head_to_head(env, Pure(ROCK), {FOCAL: Pure(ROCK)}, {FOCAL: 1.0}, 4, seed=0)
     with pytest.raises(ValueError, match="positive weight"):
         head_to_head(env, Pure(ROCK), {"r": Pure(ROCK)}, {"r": 0.0}, 4, seed=0)
+
+
+class Uniform:
+    """Every legal action alike (the games' outcomes then depend on the loop's seed only)."""
+
+    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        return np.where(mask, -np.log(mask.sum(1, keepdims=True)), -np.inf)
+
+
+def test_match_plays_half_the_games_in_each_seat_on_a_loop_seeded_with_its_seed() -> None:
+    env = envs.make_batched("rps", num_envs=8)
+    result = match(env, Uniform(), Uniform(), 101, seed=7)
+    played = EpisodeLoop(env, seed=7).evaluate(
+        {"a": Uniform(), "b": Uniform()}, [("a", "b", 50), ("b", "a", 51)]
+    )
+    score = np.mean([r.outcome if r.player_id == "a" else 1.0 - r.outcome for r in played.results])
+    assert result.games == 101 and result.opponents == {"opponent": 101}
+    assert result.score == score and result.wins + result.draws + result.losses == 101
+    assert match(env, Uniform(), Uniform(), 101, seed=8).score != score
+    won = match(env, Pure(PAPER), Pure(ROCK), 9, seed=0)
+    assert (won.score, won.wins) == (1.0, 9) and won.score_ci95[1] == 1.0
+    with pytest.raises(ValueError, match="at least 1"):
+        match(env, Pure(ROCK), Pure(ROCK), 0, seed=0)
 
 
 @pytest.mark.openspiel
