@@ -16,6 +16,7 @@ turns into the figure's first sentence, then everything the bench printed::
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import io
 import os
 import platform
@@ -62,6 +63,21 @@ def command_line(argv: list[str] | None = None) -> str:
     script = Path(argv[0])
     shown = f"bench/{script.name}" if script.parent.name == "bench" else str(argv[0])
     return shlex.join(["python", shown, *kept])
+
+
+def machine_line() -> str:
+    """``2026-11-23 19:40 UTC; 2 CPUs (PLATFORM), load average 0.2 / 1.0 / 1.2; Python 3.11.7, torch
+    2.13.0+cpu, numpy 2.4.6``: a bench's one-line provenance when it prints its own header."""
+    import numpy as np
+    import torch
+
+    load = os.getloadavg()
+    return (
+        f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; {os.cpu_count()} CPUs "
+        f"({platform.platform()}), "
+        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; Python {platform.python_version()}, "
+        f"torch {torch.__version__}, numpy {np.__version__}"
+    )
 
 
 def _load() -> str:

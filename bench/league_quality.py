@@ -30,10 +30,6 @@ The output starts with the date, the machine (cores, load average) and the libra
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -42,6 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from bench_output import machine_line
+
+from light_league.rollout.head_to_head import match
+from light_league.run_reader import RunReader
+from light_league.tracking.report import meta_nash_conv
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKS_S = (60, 120, 180, 300, 450, 600)
@@ -67,11 +68,8 @@ class RunSummary:
 
 def read_run(run_dir: Path, seed: str) -> RunSummary:
     out = RunSummary(seed, run_dir)
-    records = [
-        json.loads(line)
-        for line in (run_dir / "generations.jsonl").read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    run = RunReader(run_dir)
+    records = run.records()
     out.generations = len(records)
     if not records:
         return out
@@ -80,25 +78,24 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
     nash_conv_s = 0.0
     for rec in records:
         nash_conv_s += float(rec.get("timings", {}).get("exploitability", 0.0))
-        if rec.get("nash_conv") is not None:
-            out.nash_conv.append((float(rec["wall_s"]) - nash_conv_s, float(rec["nash_conv"])))
-        roles = {m["id"]: m["role"] for m in rec["population"]}
+        value = meta_nash_conv(rec)
+        if value is not None:
+            out.nash_conv.append((float(rec["wall_s"]) - nash_conv_s, value))
+        roles = run.members(rec["generation"])
         baselines = [pid for pid, role in roles.items() if role == "baseline"]
         if baselines:
-            table = json.loads((run_dir / "payoff" / f"gen_{rec['generation']:04d}.json").read_text())
-            ids = table["agent_ids"]
-            rates = np.asarray(table["win_rates"], dtype=np.float64)
+            table = run.payoff(rec["generation"])
+            ids = table.agent_ids
             elo = rec.get("rating", rec.get("elo", {}))
             best = max(baselines, key=lambda b: elo.get(b, 0.0))
             mains = [pid for pid in ids if roles.get(pid) == "main_agent"]
             newest = mains[-1]
             out.best_baseline = best
-            out.vs_best.append(float(rates[ids.index(newest), ids.index(best)]))
+            out.vs_best.append(float(table.win_rates[ids.index(newest), ids.index(best)]))
             out.newest_main.append(newest)
-    last = records[-1]
-    roles = {m["id"]: m["role"] for m in last["population"]}
+    roles = run.members()
     out.learned_nash_mass = float(
-        sum(p for pid, p in last["nash"].items() if roles.get(pid) not in ("baseline", None))
+        sum(p for pid, p in run.target("meta").weights.items() if roles.get(pid) not in ("baseline", None))
     )
     return out
 
@@ -107,13 +104,13 @@ def explain(run_dir: Path) -> None:
     """Per generation: the Nash support, and each new member's expected win rate against the
     previous generation's Nash mixture."""
     print(f"\n{run_dir}: Nash support, and new members' win rate against the previous Nash mixture")
+    run = RunReader(run_dir)
     previous: tuple[list[str], np.ndarray] | None = None
-    for path in sorted((run_dir / "payoff").glob("gen_*.json")):
-        table = json.loads(path.read_text())
-        ids, nash = table["agent_ids"], np.asarray(table["nash"], dtype=np.float64)
-        rates = np.asarray(table["win_rates"], dtype=np.float64)
+    for record in run.records():
+        table = run.payoff(record["generation"])
+        ids, nash, rates = table.agent_ids, table.nash, table.win_rates
         support = ", ".join(f"{ids[i]} {nash[i]:.2f}" for i in np.argsort(-nash) if nash[i] >= 0.01)
-        line = f"  gen {table['generation']:3d}  support: {support}"
+        line = f"  gen {table.generation:3d}  support: {support}"
         if previous is not None:
             old_ids, old_nash = previous
             cols = [ids.index(pid) for pid in old_ids]
@@ -129,28 +126,13 @@ def reevaluate(run: RunSummary, games: int, seed: int = 2027) -> list[tuple[floa
     """Every generation's newest main-agent snapshot against ``run.best_baseline`` again:
     ``games`` games (half per seat) each, as ``(win rate, low, high)`` (wins + draws / 2, with the
     equal-tailed 95% Jeffreys interval of the payoff tables)."""
-    import yaml
-
-    import envs
-    from light_league.algorithms.mappo import load_policy
-    from light_league.game_theory.uncertainty import cell_intervals
-    from light_league.rollout.episode import EpisodeLoop
-
-    config = yaml.safe_load((run.run_dir / "config.yaml").read_text(encoding="utf-8"))
-    name, options = config["env"]["name"], config["env"].get("options") or {}
-    env = envs.make_batched(name, num_envs=min(games, 128), **options)
-    baseline = envs.make_fixed_policy(name, run.best_baseline, **options)
+    reader = RunReader(run.run_dir)
+    env = reader.make_env(min(games, 128))
+    baseline = reader.policy(run.best_baseline)
     out = []
     for newest in run.newest_main:
-        policy = load_policy(run.run_dir / "policies" / newest)
-        half = games // 2
-        pairings = [(newest, run.best_baseline, half), (run.best_baseline, newest, games - half)]
-        res = EpisodeLoop(env, seed=seed).evaluate({newest: policy, run.best_baseline: baseline}, pairings)
-        score = float(np.mean([r.outcome if r.player_id == newest else 1.0 - r.outcome for r in res.results]))
-        # a two-member table: the one-cell table would be all diagonal (zero width)
-        rates = np.array([[0.5, score], [1.0 - score, 0.5]])
-        low, high = cell_intervals(rates, np.array([[0.0, games], [games, 0.0]]))
-        out.append((score, float(low[0, 1]), float(high[0, 1])))
+        result = match(env, reader.policy(newest), baseline, games, seed=seed)
+        out.append((result.score, *result.score_ci95))
     return out
 
 
@@ -209,18 +191,6 @@ def run_seed(config: Path, minutes: float | None, seed: str, work: Path, extra: 
         raise SystemExit(f"seed {seed} failed with status {proc.returncode}; see {log}")
     print(f"# seed {seed}: {time.perf_counter() - start:.0f} s, {run_dir}", flush=True)
     return read_run(run_dir, seed)
-
-
-def machine_line() -> str:
-    import torch
-
-    load = os.getloadavg()
-    return (
-        f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}; {os.cpu_count()} CPUs "
-        f"({platform.platform()}), "
-        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; Python {platform.python_version()}, "
-        f"torch {torch.__version__}, numpy {np.__version__}"
-    )
 
 
 def fmt(x: float | None, digits: int = 3) -> str:

@@ -29,18 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_output import command_line, machine_line
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from bench_output import command_line  # noqa: E402
-from league_quality import machine_line  # noqa: E402
-from scripted_headroom import play  # noqa: E402
-
-import envs  # noqa: E402
-from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner  # noqa: E402
-from light_league.rollout.episode import EpisodeLoop  # noqa: E402
+import envs
+from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
+from light_league.rollout.episode import EpisodeLoop
+from light_league.rollout.head_to_head import match
 
 NUM_ENVS, STEPS, EVAL_GAMES = 64, 50, 64
 #: named MAPPO settings (over the defaults of docs/mappo.md)
@@ -72,12 +66,16 @@ ACTIONS = ("hold", "adv", "wdr", "turnL", "turnR", "stepL", "stepR", "fire")
 
 def evaluate(policy: Any, opponent: str = "scripted_l5") -> float:
     env = envs.make_batched("battalion", num_envs=EVAL_GAMES, team_size=2)
-    policies = {"learner": policy, opponent: envs.make_fixed_policy("battalion", opponent)}
-    half = EVAL_GAMES // 2
-    res = EpisodeLoop(env, seed=12345).evaluate(
-        policies, [("learner", opponent, half), (opponent, "learner", half)]
+    return match(env, policy, envs.make_fixed_policy("battalion", opponent), EVAL_GAMES, seed=12345).score
+
+
+def versus_l5(policy: Any, games: int, seed: int) -> tuple[float, float, float]:
+    """``policy``'s score against ``scripted_l5`` over ``games`` fresh games and its 95% interval."""
+    env = envs.make_batched("battalion", num_envs=min(games, 128), team_size=2)
+    result = match(
+        env, policy, envs.make_fixed_policy("battalion", "scripted_l5", team_size=2), games, seed=seed
     )
-    return float(np.mean([r.outcome if r.player_id == "learner" else 1.0 - r.outcome for r in res.results]))
+    return result.score, *result.score_ci95
 
 
 def ladder() -> list[str]:
@@ -87,16 +85,16 @@ def ladder() -> list[str]:
     lines.append(f"{'':<13}" + " ".join(f"{n.replace('scripted_', ''):>6}" for n in names))
     env = envs.make_batched("battalion", num_envs=EVAL_GAMES, team_size=2)
     for a in names:
-        row = []
-        for b in names:
-            other = b + "'" if a == b else b
-            policies = {
-                a: envs.make_fixed_policy("battalion", a),
-                other: envs.make_fixed_policy("battalion", b),
-            }
-            half = EVAL_GAMES // 2
-            res = EpisodeLoop(env, seed=7).evaluate(policies, [(a, other, half), (other, a, half)])
-            row.append(np.mean([r.outcome if r.player_id == a else 1.0 - r.outcome for r in res.results]))
+        row = [
+            match(
+                env,
+                envs.make_fixed_policy("battalion", a),
+                envs.make_fixed_policy("battalion", b),
+                EVAL_GAMES,
+                seed=7,
+            ).score
+            for b in names
+        ]
         lines.append(f"{a:<13}" + " ".join(f"{x:>6.2f}" for x in row))
     return lines
 
@@ -126,7 +124,7 @@ def train(
             entropy.append(float(metrics["entropy"]))
     seconds = time.perf_counter() - start
     return {
-        "final": play(learner.policy, final_games, seed + 20_000) if final_games else None,
+        "final": versus_l5(learner.policy, final_games, seed + 20_000) if final_games else None,
         "scores": scores,
         "entropy": entropy,
         "actions": acts / max(acts.sum(), 1.0),

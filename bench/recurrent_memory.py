@@ -24,7 +24,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from bench_output import recorded
 
@@ -32,6 +31,7 @@ import envs
 from light_league.algorithms.base import Policy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.rollout.episode import EpisodeLoop
+from light_league.rollout.head_to_head import match
 
 NUM_ENVS, STEPS = 128, 16
 OPPONENT = "random"
@@ -59,15 +59,9 @@ def score(policy: Policy, games: int, seed: int = 12345, **env_options: int) -> 
     """Mean return of ``policy`` against ``random`` over ``games`` fresh games, half per seat, and
     the half-width of its 95% interval."""
     env = envs.make_batched("recall", 256, **env_options)
-    policies = {"learner": policy, OPPONENT: envs.make_fixed_policy("recall", OPPONENT, **env_options)}
-    half = games // 2
-    res = EpisodeLoop(env, seed=seed).evaluate(
-        policies, [("learner", OPPONENT, half), (OPPONENT, "learner", half)]
-    )
-    returns = np.array(
-        [r.player_return if r.player_id == "learner" else -r.player_return for r in res.results]
-    )
-    return float(returns.mean()), float(1.96 * returns.std() / np.sqrt(len(returns)))
+    result = match(env, policy, envs.make_fixed_policy("recall", OPPONENT, **env_options), games, seed=seed)
+    low, high = result.payoff_ci95
+    return result.payoff, (high - low) / 2
 
 
 def main() -> None:

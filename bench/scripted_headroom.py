@@ -24,22 +24,16 @@ One process, one core; the figures are game outcomes, not timings.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_output import recorded
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from bench_output import recorded  # noqa: E402
-
-import envs  # noqa: E402
-from envs import battalion_scripted as bs  # noqa: E402
-from envs.battalion import (  # noqa: E402
+import envs
+from envs import battalion_scripted as bs
+from envs.battalion import (
     ADVANCE,
     ADVANCE_SPEED,
     FIRE,
@@ -55,12 +49,11 @@ from envs.battalion import (  # noqa: E402
     WITHDRAW,
     WITHDRAW_SPEED,
 )
-from light_league.game_theory.uncertainty import cell_intervals  # noqa: E402
-from light_league.rollout.episode import EpisodeLoop  # noqa: E402
+from light_league.rollout.head_to_head import match
 
 OPPONENT = "scripted_l5"
 TEAM = 2
-_TURN = bs._TURN
+_TURN = bs.TURN_STEP
 
 #: level 5's rule family; the defaults are level 5 itself (checked on every run)
 RULE_SPACE: dict[str, tuple[Any, ...]] = {
@@ -106,7 +99,7 @@ def _split(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _log_probs(action: np.ndarray, mask: np.ndarray) -> np.ndarray:
     rows = np.arange(len(action))
     action = np.where(mask[rows, action], action, HOLD)
-    return np.where(mask, np.log(np.maximum(bs._one_hot(action), 1e-30)), -np.inf).astype(np.float32)
+    return np.where(mask, np.log(np.maximum(bs.one_hot(action), 1e-30)), -np.inf).astype(np.float32)
 
 
 class RulePolicy:
@@ -123,13 +116,13 @@ class RulePolicy:
             s["w_strength"] * enemies[..., 6]
             + s["w_morale"] * enemies[..., 7]
             + s["w_distance"] * enemies[..., 3]
-            + s["w_bearing"] * np.abs(bs._bearing(enemies))
+            + s["w_bearing"] * np.abs(bs.enemy_bearing(enemies))
         )
-        target = bs._weakest_in_range(enemies, score)
+        target = bs.weakest_in_range(enemies, score)
         chosen = enemies[rows, target]
-        bearing = bs._bearing(chosen)
+        bearing = bs.enemy_bearing(chosen)
         turn = np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
-        hits = mask[:, FIRE] & (chosen[:, 8] > 0.5) & bs._most_centred(enemies, target)
+        hits = mask[:, FIRE] & (chosen[:, 8] > 0.5) & bs.most_centred(enemies, target)
         facing = np.abs(bearing) <= s["face_tol"] * _TURN
         idle = WITHDRAW if s["withdraw"] else HOLD
         action = np.where(
@@ -157,8 +150,8 @@ class RushPolicy(RulePolicy):
     def change(self, obs: np.ndarray, mask: np.ndarray, idx: np.ndarray, action: np.ndarray) -> np.ndarray:
         _, enemies = _split(obs)
         rows = np.arange(len(obs))
-        chosen = enemies[rows, bs._weakest_in_range(enemies, enemies[..., 7])]
-        bearing = bs._bearing(chosen)
+        chosen = enemies[rows, bs.weakest_in_range(enemies, enemies[..., 7])]
+        bearing = bs.enemy_bearing(chosen)
         rush = np.where(
             np.abs(bearing) <= 0.5 * _TURN, ADVANCE, np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
         )
@@ -214,16 +207,8 @@ def play(policy: Any, games: int, seed: int) -> tuple[float, float, float]:
     """``policy``'s score against ``scripted_l5`` (wins + draws / 2) and its 95% interval."""
     env = envs.make_batched("battalion", num_envs=min(games, 128), team_size=TEAM)
     opponent = envs.make_fixed_policy("battalion", OPPONENT, team_size=TEAM)
-    half = games // 2
-    pairings = [("candidate", OPPONENT, half), (OPPONENT, "candidate", games - half)]
-    res = EpisodeLoop(env, seed=seed).evaluate({"candidate": policy, OPPONENT: opponent}, pairings)
-    score = float(
-        np.mean([r.outcome if r.player_id == "candidate" else 1.0 - r.outcome for r in res.results])
-    )
-    low, high = cell_intervals(
-        np.array([[0.5, score], [1.0 - score, 0.5]]), np.array([[0, games], [games, 0]])
-    )
-    return score, float(low[0, 1]), float(high[0, 1])
+    result = match(env, policy, opponent, games, seed=seed)
+    return result.score, *result.score_ci95
 
 
 def check_rule_family_is_level_5(seed: int = 0) -> None:

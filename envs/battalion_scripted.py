@@ -14,6 +14,10 @@ the observation width, so one policy object plays 1v1, 2v2 or 3v3):
   the lowest morale, which every ally sees alike; the first in seat order while they are level),
   firing at whatever is in its arc while the focus target is outside it (more than 45 degrees
   off its facing).
+
+The rules' pieces (``enemy_bearing``, ``nearest``, ``weakest_in_range``, ``most_centred``,
+``one_hot``, ``TURN_STEP``) are public: ``bench/scripted_headroom.py`` builds level 5's variants
+from them.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from envs.battalion import (
     obs_dim,
 )
 
-_TURN = 2.0 * math.pi / 24.0
+#: one turn action, in radians
+TURN_STEP = 2.0 * math.pi / 24.0
 #: probabilities of level 1: hold, fire (when legal), and a drift shared by the six moves.
 _L1_HOLD, _L1_FIRE, _L1_DRIFT = 0.45, 0.35, 0.2
 
@@ -62,7 +67,7 @@ class ScriptedBattalionPolicy:
         elif self.level == 2:
             probs = self._level2(enemies, mask)
         else:
-            probs = _one_hot(self._deterministic(enemies, mask))
+            probs = one_hot(self._deterministic(enemies, mask))
         probs = np.where(mask, probs, 0.0)
         total = probs.sum(axis=1, keepdims=True)
         probs = np.where(
@@ -79,12 +84,12 @@ class ScriptedBattalionPolicy:
         return probs
 
     def _level2(self, enemies: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        bearing = _bearing(enemies[np.arange(len(enemies)), _nearest(enemies)])
+        bearing = enemy_bearing(enemies[np.arange(len(enemies)), nearest(enemies)])
         turn = np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
         probs = np.zeros(mask.shape)
         probs[:, HOLD] = 0.5
         can_fire = mask[:, FIRE]
-        off_line = ~can_fire & (np.abs(bearing) > 1.5 * _TURN)
+        off_line = ~can_fire & (np.abs(bearing) > 1.5 * TURN_STEP)
         rows = np.arange(len(mask))
         probs[rows, np.where(can_fire, FIRE, np.where(off_line, turn, ADVANCE))] += 0.5
         return probs
@@ -92,21 +97,21 @@ class ScriptedBattalionPolicy:
     def _deterministic(self, enemies: np.ndarray, mask: np.ndarray) -> np.ndarray:
         rows = np.arange(len(enemies))
         if self.level == 3:
-            target = _nearest(enemies)
+            target = nearest(enemies)
         else:
-            target = _weakest_in_range(enemies, enemies[..., 6 if self.level == 4 else 7])
+            target = weakest_in_range(enemies, enemies[..., 6 if self.level == 4 else 7])
         chosen = enemies[rows, target]
-        bearing = _bearing(chosen)
+        bearing = enemy_bearing(chosen)
         turn = np.where(bearing > 0.0, TURN_LEFT, TURN_RIGHT)
         if self.level == 3:
-            move = np.where(np.abs(bearing) > 2.0 * _TURN, turn, ADVANCE)
+            move = np.where(np.abs(bearing) > 2.0 * TURN_STEP, turn, ADVANCE)
             return np.where(mask[:, FIRE], FIRE, move)
-        hits_target = mask[:, FIRE] & (chosen[:, 8] > 0.5) & _most_centred(enemies, target)
-        facing = np.abs(bearing) <= 0.5 * _TURN
+        hits_target = mask[:, FIRE] & (chosen[:, 8] > 0.5) & most_centred(enemies, target)
+        facing = np.abs(bearing) <= 0.5 * TURN_STEP
         move = np.where(facing, np.where(chosen[:, 3] > FIRE_RANGE, ADVANCE, HOLD), turn)
         action = np.where(hits_target, FIRE, move)
         if self.level == 5:
-            long_turn = np.abs(bearing) > 3.0 * _TURN
+            long_turn = np.abs(bearing) > 3.0 * TURN_STEP
             action = np.where(~hits_target & mask[:, FIRE] & long_turn, FIRE, action)
         return action
 
@@ -119,30 +124,32 @@ def _team_size(width: int) -> int:
     return n
 
 
-def _bearing(enemy: np.ndarray) -> np.ndarray:
+def enemy_bearing(enemy: np.ndarray) -> np.ndarray:
     """Angle of the enemy off our facing, positive to the left (radians)."""
     return np.arctan2(enemy[..., 2], enemy[..., 1])
 
 
-def _nearest(enemies: np.ndarray) -> np.ndarray:
+def nearest(enemies: np.ndarray) -> np.ndarray:
+    """The nearest live enemy."""
     dist = np.where(enemies[..., 0] > 0.5, enemies[..., 3], np.inf)
     return np.argmin(dist, axis=1)
 
 
-def _weakest_in_range(enemies: np.ndarray, score: np.ndarray) -> np.ndarray:
+def weakest_in_range(enemies: np.ndarray, score: np.ndarray) -> np.ndarray:
     """The enemy in range with the lowest ``score``, or the nearest one when none is in range."""
     in_range = (enemies[..., 0] > 0.5) & (enemies[..., 3] <= FIRE_RANGE)
     weakest = np.argmin(np.where(in_range, score, np.inf), axis=1)
-    return np.where(in_range.any(axis=1), weakest, _nearest(enemies))
+    return np.where(in_range.any(axis=1), weakest, nearest(enemies))
 
 
-def _most_centred(enemies: np.ndarray, target: np.ndarray) -> np.ndarray:
+def most_centred(enemies: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Whether ``target`` is the targetable enemy closest to the line of fire (the one fire hits)."""
-    off = np.where(enemies[..., 8] > 0.5, np.abs(_bearing(enemies)), np.inf)
+    off = np.where(enemies[..., 8] > 0.5, np.abs(enemy_bearing(enemies)), np.inf)
     return np.argmin(off, axis=1) == target
 
 
-def _one_hot(action: np.ndarray) -> np.ndarray:
+def one_hot(action: np.ndarray) -> np.ndarray:
+    """Probability rows (N, NUM_ACTIONS) that choose ``action``."""
     out = np.zeros((len(action), NUM_ACTIONS))
     out[np.arange(len(action)), action] = 1.0
     return out

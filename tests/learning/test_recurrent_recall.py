@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))  # the bench imports its neighbour bench_output
 SPEC = importlib.util.spec_from_file_location("recurrent_memory", ROOT / "bench" / "recurrent_memory.py")
 assert SPEC is not None and SPEC.loader is not None
 bench = importlib.util.module_from_spec(SPEC)
