@@ -44,22 +44,20 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from light_league.agents.agent_manager import AgentManager
+from light_league.data_buffer.episode_server import EpisodeServer
+from light_league.data_buffer.policy_server import PolicyServer
+from light_league.evaluation.evaluation_manager import EvaluationManager
+from light_league.execution import build_executor
+from light_league.game_theory.meta_solvers import build_meta_solver
+from light_league.league.agent_pool import AgentType
+from light_league.rollout.episode import EvaluationResult, MatchResult
+from light_league.rollout.rollout_manager import RolloutManager
+from light_league.rollout.rollout_worker import RolloutWorker
+from light_league.run_dir import RunDir
+from light_league.run_reader import RunReader
 
-from light_league.agents.agent_manager import AgentManager  # noqa: E402
-from light_league.config import load_config  # noqa: E402
-from light_league.data_buffer.episode_server import EpisodeServer  # noqa: E402
-from light_league.data_buffer.policy_server import PolicyServer  # noqa: E402
-from light_league.evaluation.evaluation_manager import EvaluationManager  # noqa: E402
-from light_league.execution import build_executor  # noqa: E402
-from light_league.game_theory.meta_solvers import build_meta_solver  # noqa: E402
-from light_league.league.agent_pool import AgentType  # noqa: E402
-from light_league.rollout.episode import EvaluationResult, MatchResult  # noqa: E402
-from light_league.rollout.rollout_manager import RolloutManager  # noqa: E402
-from light_league.rollout.rollout_worker import RolloutWorker  # noqa: E402
-from light_league.run_dir import RunDir  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4", "scripted_l5")
 #: learned members: the two that joined the run in every fifth generation (5, 10, ..., 25) and in
@@ -91,22 +89,18 @@ class Replay:
 # ---------------------------------------------------------------------------- population
 
 
-def members_from_run(run: Path, generations: Sequence[int], per_generation: int = 2) -> list[Member]:
-    """The baselines and the learned members that joined ``run`` in ``generations`` (pool order)."""
-    pool = json.loads((run / "pool.json").read_text(encoding="utf-8"))
+def members_from_run(run: RunReader, generations: Sequence[int], per_generation: int = 2) -> list[Member]:
+    """The baselines and the learned members that joined ``run`` in ``generations`` (join order)."""
     out: list[Member] = []
-    for rec in pool["agents"]:
-        gen = int(rec.get("metadata", {}).get("generation", 0))
-        if rec["agent_type"] == AgentType.BASELINE.value:
-            out.append(Member(rec["agent_id"], rec["agent_type"], 0))
+    for agent_id, (role, gen) in run.joined().items():
+        if role == AgentType.BASELINE.value:
+            out.append(Member(agent_id, role, 0))
         elif gen in generations:
-            out.append(
-                Member(rec["agent_id"], rec["agent_type"], gen, str(run / "policies" / rec["agent_id"]))
-            )
+            out.append(Member(agent_id, role, gen, str(run.policy_path(agent_id))))
     picked = [m for m in out if m.role != AgentType.BASELINE.value]
     if len(picked) != per_generation * len(generations):
         raise SystemExit(
-            f"{run}: expected {per_generation} members per generation {list(generations)}, got {picked}"
+            f"{run.root}: expected {per_generation} members per generation {list(generations)}, got {picked}"
         )
     return out
 
@@ -528,12 +522,8 @@ def main(argv: list[str] | None = None) -> int:
         games = Games("battalion", {"team_size": 2}, members, min(args.envs, 32))
         fixed, budgets, seeds, ref_games = [4, 16], [20, 80], args.seeds[:2], min(args.reference_games, 40)
     else:
-        run = args.run
-        if not (run / "pool.json").exists():
-            parser.error(
-                f"--run {run} is not a finished run (no pool.json); pass a league.yaml run directory"
-            )
-        config = load_config(run / "config.yaml")
+        run = RunReader(args.run)
+        config = run.config
         members = members_from_run(run, args.generations)
         spec = _spec(config.env.name, dict(config.env.options))
         setup = Setup(

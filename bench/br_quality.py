@@ -23,27 +23,20 @@ update is what one generation's exploiter brings to the mixture.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_output import recorded
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from bench_output import recorded  # noqa: E402
-
-import envs  # noqa: E402
-from light_league.algorithms import game_tree  # noqa: E402
-from light_league.algorithms.mappo import MAPPOLearner, load_policy  # noqa: E402
-from light_league.algorithms.mappo.serialization import load_policy_files  # noqa: E402
-from light_league.config import load_config  # noqa: E402
-from light_league.rollout.episode import EpisodeLoop  # noqa: E402
+import envs
+from light_league.algorithms import game_tree
+from light_league.algorithms.mappo import MAPPOLearner
+from light_league.algorithms.mappo.serialization import load_policy_files
+from light_league.rollout.episode import EpisodeLoop
+from light_league.run_reader import RunReader
 
 #: named changes over the run's league-exploiter MAPPO settings
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -66,11 +59,10 @@ class Opponent:
     nash_conv: float  #: twice the exact best response's gain over the mixture, mean over seats
 
 
-def nash_mixture(run: Path, env_name: str) -> Opponent:
-    last = json.loads((run / "generations.jsonl").read_text().splitlines()[-1])
-    support = {k: w for k, w in last["nash"].items() if w > 0.0}
+def nash_mixture(run: RunReader, env_name: str) -> Opponent:
+    support = run.target("meta").weights
     weights = np.array(list(support.values())) / sum(support.values())
-    policies = [load_policy(run / "policies" / k) for k in support]
+    policies = list(run.policies(list(support)).values())
     mixture = game_tree.mixture_policy(env_name, policies, weights)
     return Opponent(
         mixture,
@@ -80,9 +72,10 @@ def nash_mixture(run: Path, env_name: str) -> Opponent:
     )
 
 
-def newest_main(run: Path) -> Path:
-    mains = [p.stem for p in (run / "policies").glob("main_agent_0-v*.pt")]
-    return run / "policies" / max(mains, key=lambda s: int(s.rsplit("-v", 1)[1]))
+def newest_main(run: RunReader) -> Path:
+    """The policy files of the last generation's newest main agent (the first main agent's)."""
+    main = next(iter(run.target("main").weights))
+    return run.policy_path(main)
 
 
 def share(env_name: str, policy: Any, opponent: Opponent) -> float:
@@ -94,7 +87,7 @@ def share(env_name: str, policy: Any, opponent: Opponent) -> float:
 
 
 def train(
-    run: Path, config: Any, opponent: Opponent, variant: str, seed: int, args: argparse.Namespace
+    run: RunReader, config: Any, opponent: Opponent, variant: str, seed: int, args: argparse.Namespace
 ) -> tuple[list[float], float]:
     mappo = config.learner.mappo_for("league_exploiter").model_copy(update=VARIANTS[variant])
     env = envs.make_batched(config.env.name, num_envs=config.execution.envs_per_worker)
@@ -125,8 +118,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="also write the output to this file")
     args = ap.parse_args()
     with recorded(args.out):
-        config = load_config(args.run / "config.yaml", [])
-        opponent = nash_mixture(args.run, config.env.name)
+        run = RunReader(args.run)
+        config = run.config
+        opponent = nash_mixture(run, config.env.name)
         nash_conv = opponent.nash_conv
         print(f"opponent: the last Nash mixture of {args.run} on {config.env.name}: NashConv {nash_conv:.3f}")
         print("  support: " + ", ".join(f"{k} {w:.3f}" for k, w in opponent.support.items()))
@@ -136,7 +130,7 @@ def main() -> None:
         for variant in args.variants:
             rows = []
             for seed in args.seeds:
-                shares, seconds = train(args.run, config, opponent, variant, seed, args)
+                shares, seconds = train(run, config, opponent, variant, seed, args)
                 rows.append(shares)
                 print(
                     f"  {variant} s{seed}: " + " ".join(f"{s:6.3f}" for s in shares) + f"   ({seconds:.0f} s)"

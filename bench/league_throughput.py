@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import statistics
@@ -41,6 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_output import recorded
+
+from light_league.run_dir import RunDir
+from light_league.run_reader import RunReader
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +86,7 @@ def run_league(
             "PYTHONPATH": str(root),
         }
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        path = run_dir / "generations.jsonl"
+        path = RunDir(run_dir).generations  # its lines are counted as they land, not read
         ticks: list[CpuTicks] = []
         while proc.poll() is None:
             lines = path.read_text().count("\n") if path.exists() else 0
@@ -94,7 +96,7 @@ def run_league(
         _, err = proc.communicate()
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-2000:]}")
-        records = [json.loads(line) for line in path.read_text().splitlines()]
+        records = RunReader(run_dir).records()
         return records, ticks[: len(records)]
 
 

@@ -21,21 +21,15 @@ meta-strategy's curve).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from bench_output import recorded
 
 from light_league.algorithms import game_tree
-from light_league.algorithms.mappo import load_policy
-from light_league.config import load_config
+from light_league.run_reader import RunReader
+from light_league.tracking.report import least_exploitable_nash_conv, meta_nash_conv
 
 MARKS = (30, 60, 120, 180, 300, 450, 600)
 
@@ -46,24 +40,24 @@ def at(points: list[tuple[float, float]], seconds: float) -> float:
     return values[-1] if values else float("nan")
 
 
-def curves(run: Path) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float]:
+def curves(path: Path) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float]:
     """(meta-strategy curve, least exploitable curve, seconds spent solving) of one run."""
-    env = load_config(run / "config.yaml", []).env.name
-    records = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
+    run = RunReader(path)
+    env = run.config.env.name
     meta, best, spent, policies = [], [], 0.0, {}
-    for rec in records:
-        if "least_exploitable" in rec:
-            meta.append((rec["wall_s"], rec["meta_nash_conv"]))
-            best.append((rec["wall_s"], rec["nash_conv"]))
+    for rec in run.records():
+        solved = least_exploitable_nash_conv(rec)
+        meta.append((rec["wall_s"], meta_nash_conv(rec)))
+        if solved is not None:
+            best.append((rec["wall_s"], solved))
             continue
-        ids = [m["id"] for m in rec["population"]]
+        ids = list(run.members(rec["generation"]))
         for pid in ids:
             if pid not in policies:
-                policies[pid] = load_policy(run / "policies" / pid)
+                policies[pid] = run.policy(pid)
         began = time.perf_counter()
         result = game_tree.least_exploitable(env, [policies[pid] for pid in ids])
         spent += time.perf_counter() - began
-        meta.append((rec["wall_s"], rec["nash_conv"]))
         best.append((rec["wall_s"] + spent, result.nash_conv))
     return meta, best, spent
 

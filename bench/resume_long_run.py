@@ -28,6 +28,8 @@ try:
 except ImportError:  # imported by a test rather than run as a script
     from bench.bench_output import recorded
 
+from light_league.run_dir import RunDir
+
 ROOT = Path(__file__).resolve().parents[1]
 RPS = ROOT / "expr_configs" / "rps_tiny.yaml"
 SMALL = ["scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8", "logging.console=quiet"]
@@ -69,12 +71,13 @@ def run(code_root: Path, argv: list[str]) -> tuple[int, float, float, float, str
 def inflate(run_dir: Path, megabytes: int) -> tuple[int, int]:
     """Grow the committed match log to ``megabytes`` (synthesised games of generations 0-1) and add a
     torn-free tail of generation-2 games; return (committed bytes, lines)."""
-    latest = json.loads((run_dir / "checkpoint" / "latest.json").read_text())
-    state_file = run_dir / "checkpoint" / latest["dir"] / "state.json"
+    rd = RunDir(run_dir)
+    latest = json.loads((rd.checkpoint / "latest.json").read_text())
+    state_file = rd.checkpoint / latest["dir"] / "state.json"
     state = json.loads(state_file.read_text())
     gen = int(state["generation"])
     members = [m for m in state["members"]] or ["a", "b"]
-    log = run_dir / "matches.jsonl"
+    log = rd.matches
     committed = log.read_bytes()[: state.get("matches_bytes", log.stat().st_size)]
     block_lines = []
     for i in range(4096):
@@ -134,7 +137,7 @@ def main() -> int:
             )
             assert code == 0, err
             cut, lines = inflate(run_dir, mb)
-            size = (run_dir / "matches.jsonl").stat().st_size
+            size = RunDir(run_dir).matches.stat().st_size
             print(
                 f"match log: {size / 2**20:.0f} MB ({lines:,} synthesised games), committed part {cut / 2**20:.0f} MB"
             )
@@ -146,7 +149,7 @@ def main() -> int:
             rows = []
             for label, code_root, rd in copies:
                 r1 = run(code_root, ["--resume", str(rd), "stop.max_generations=2"])
-                after = (rd / "matches.jsonl").stat().st_size
+                after = RunDir(rd).matches.stat().st_size
                 r2 = run(code_root, ["--resume", str(rd), "stop.max_generations=3"])
                 r3 = run(code_root, ["report", str(rd)])
                 for what, (c, w, cpu, m, e) in (

@@ -36,6 +36,8 @@ from typing import Any
 
 import yaml
 
+from light_league.run_reader import RunReader
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: our side: everything at its default but the environment, the scheduler and the stop rule
@@ -61,7 +63,7 @@ def run_ours(seconds: float, scratch: Path) -> dict[str, Any]:
     )
     if done.returncode != 0:
         raise SystemExit(f"our run failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
-    last = json.loads((run_dir / "generations.jsonl").read_text().splitlines()[-1])
+    last = RunReader(run_dir).record()
     steps, wall = int(last["env_steps"]), float(last["wall_s"])
     return {
         "env_steps": steps,

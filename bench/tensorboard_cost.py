@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from light_league.run_reader import RunReader
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "expr_configs/psro_kuhn.yaml"
 DEFAULT_GENERATIONS, DEFAULT_REPEATS = 12, 3
@@ -48,7 +50,7 @@ def generation_seconds(tensorboard: bool, generations: int, scratch: Path) -> tu
         f"logging.tensorboard={str(tensorboard).lower()}",
     ]
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    records = [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
+    records = RunReader(run_dir).records()
     walls = [float(r["wall_s"]) for r in records]
     drawn = run_dir / "tensorboard" / "charts_written.txt"
     with_images = len(set(drawn.read_text().split())) if drawn.exists() else 0

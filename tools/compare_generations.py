@@ -18,18 +18,23 @@ is compared like any other).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout's light_league, not another one installed in the env
+    sys.path.insert(0, str(ROOT))
+
+from light_league.tracking.report import read_generations_file  # noqa: E402
 
 #: fields of a generation record that are clock readings
 WALL_TIME_FIELDS = ("wall_s", "env_steps_per_s", "timings", "train_split_s")
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_generations_file(path)
 
 
 def comparable(record: dict[str, Any], other: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -63,9 +63,10 @@ DATA = DOCS / "data"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from light_league.run_reader import RunReader  # noqa: E402
 from light_league.tracking.console import fraction, rating, summary_lines  # noqa: E402
 from light_league.tracking.logger import PayoffSnapshot, newest_entries  # noqa: E402
-from light_league.tracking.report import meta_nash_conv  # noqa: E402
+from light_league.tracking.report import meta_nash_conv, payoff_path, read_generations  # noqa: E402
 
 BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4", "scripted_l5")
 
@@ -83,18 +84,17 @@ class Figure:
 
 def capture_run(run_dir: Path, out: Path, payoff: bool = True) -> list[dict[str, Any]]:
     """Copy a run's records, manifest, config and (``payoff``) last payoff table into ``out``; the records."""
-    run_dir = Path(run_dir)
-    records = _jsonl(run_dir / "generations.jsonl")
+    run = RunReader(run_dir)
+    records = run.records()
     if not records:
         raise SystemExit(f"{run_dir} has no completed generation (generations.jsonl); pass a finished run")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    for name in ("generations.jsonl", "manifest.json", "config.yaml"):
-        shutil.copyfile(run_dir / name, out / name)
+    for path in (run.run_dir.generations, run.run_dir.manifest, run.run_dir.config):
+        shutil.copyfile(path, out / path.name)
     if payoff:
-        last = records[-1]["generation"]
-        shutil.copyfile(run_dir / "payoff" / f"gen_{last:04d}.json", out / "last_payoff.json")
+        shutil.copyfile(payoff_path(run.root, records[-1]["generation"]), out / "last_payoff.json")
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "captured_from": str(run_dir)}
     (out / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
     return records
@@ -104,9 +104,10 @@ def capture_league_run(run_dir: Path, out: Path) -> None:
     """What the league_run figures read: the run (``capture_run``) and, per generation, each
     learner's newest snapshot against each baseline."""
     records = capture_run(run_dir, out)
+    run = RunReader(run_dir)
     rows = []
     for record in records:
-        snapshot = _snapshot(run_dir / "payoff" / f"gen_{record['generation']:04d}.json")
+        snapshot = run.payoff(record["generation"])
         rows.append({"generation": record["generation"], "newest": _newest_vs_baselines(snapshot)})
     (out / "newest_vs_baselines.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -154,7 +155,7 @@ def _provenance(data: Path) -> str:
 
 def render_league_run_table(data: Path) -> str:
     """The league.yaml run, generation by generation: the main agent's newest snapshot."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     vs = {r["generation"]: r["newest"] for r in _jsonl(data / "newest_vs_baselines.jsonl")}
     head = "| gen | wall s | env steps | members | newest main | Elo | " + " | ".join(
         f"vs {b.replace('scripted_', '')}" for b in BASELINES
@@ -188,7 +189,7 @@ def render_league_run_table(data: Path) -> str:
 
 def render_league_run_console(data: Path) -> str:
     """The plain console summary of the run's last generation (``summary_top_k=4``)."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     record = dict(records[-1])
     if "newest" not in record:  # runs before the field existed: the same entries from the payoff file
         record["newest"] = newest_entries(
@@ -229,7 +230,7 @@ def render_league_run_screenshot(data: Path) -> str:
 
 def render_psro_kuhn_run(data: Path) -> str:
     """When the shipped psro_kuhn.yaml run reached its NashConv target."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     last = records[-1]
     return (
         f"In our run the exact NashConv was {fraction(meta_nash_conv(last))} at generation "
@@ -241,7 +242,7 @@ def render_psro_kuhn_run(data: Path) -> str:
 def render_league_leduc_run(data: Path) -> str:
     """The shipped league_leduc.yaml run: the exact NashConv of its newest main agent and of its
     meta-strategy per generation (every fifth generation and the last one when the run is long)."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     config = (data / "config.yaml").read_text(encoding="utf-8")
     budget = re.search(r"max_wall_s:\s*([\d.]+)", config)
     last = records[-1]
@@ -275,7 +276,7 @@ def render_league_leduc_run(data: Path) -> str:
 
 def render_league_leduc_duration(data: Path) -> str:
     """The quickstart's one line about the league_leduc.yaml run."""
-    last = _jsonl(data / "generations.jsonl")[-1]
+    last = read_generations(data)[-1]
     return (
         f"(In our run: the newest main agent at NashConv {last['main_nash_conv']:.3f} and the "
         f"meta-strategy at {last['meta_nash_conv']:.3f} at generation {last['generation']}, "
@@ -285,7 +286,7 @@ def render_league_leduc_duration(data: Path) -> str:
 
 def render_league_run_duration(data: Path) -> str:
     """The quickstart's one line about how long the league.yaml run took."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     return (
         f"(In our run: {len(records)} generations, the last ending {_minutes(records[-1]['wall_s'])} after the "
         f"start; starting and stopping the local Ray instance adds to the command's time. {_provenance(data)})"
@@ -294,7 +295,7 @@ def render_league_run_duration(data: Path) -> str:
 
 def render_rps_tiny_run(data: Path) -> str:
     """The quickstart's one line about the rps_tiny.yaml run."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     return (
         f"(In our run: {len(records)} generations, the last ending {records[-1]['wall_s']:.1f} s after the "
         f"start, {len(records[-1]['population'])} members; Python's start and imports come on top. "
@@ -305,7 +306,7 @@ def render_rps_tiny_run(data: Path) -> str:
 def render_league_recall_run(data: Path) -> str:
     """The league_recall.yaml run: each learner's newest snapshot against ``random``, generation by
     generation (0.875 on average for a policy that recalls every cue, 0.5 for one without memory)."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     learners = sorted({e["learner"] for r in records for e in r.get("newest", [])})
     lines = [
         _provenance(data),
@@ -327,7 +328,7 @@ def render_league_recall_run(data: Path) -> str:
 def render_psro_leduc_run(data: Path) -> str:
     """The shipped psro_leduc.yaml run against its target: NashConv at most 0.1 within 3 minutes
     (the clock without the NashConv measurement, as bench/exploitability_per_minute.py counts it)."""
-    records = _jsonl(data / "generations.jsonl")
+    records = read_generations(data)
     measuring = 0.0
     reached = None
     for r in records:

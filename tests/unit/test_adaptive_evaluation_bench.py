@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from light_league.run_dir import RUN_FORMAT
+from light_league.run_reader import RunReader
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location(
     "adaptive_evaluation", ROOT / "bench" / "adaptive_evaluation.py"
@@ -46,16 +49,16 @@ def test_growth_orders_members_by_generation_and_tv_is_half_the_l1_distance() ->
 
 
 def test_members_from_run_takes_baselines_and_the_chosen_generations(tmp_path: Path) -> None:
-    agents = [
-        {"agent_id": b, "agent_type": "baseline", "metadata": {"generation": 0}}
-        for b in ("random", "scripted_l1")
-    ]
-    for gen in range(4):
-        agents.append(
-            {"agent_id": f"main_agent_0-v{gen}", "agent_type": "main_agent", "metadata": {"generation": gen}}
-        )
-    (tmp_path / "pool.json").write_text(json.dumps({"agents": agents}))
-    members = bench.members_from_run(tmp_path, [1, 3], per_generation=1)
+    population = [{"id": b, "role": "baseline"} for b in ("random", "scripted_l1")]
+    records = []
+    for gen in range(4):  # a snapshot of the main agent joins in every generation
+        population = [*population, {"id": f"main_agent_0-v{gen}", "role": "main_agent"}]
+        records.append(json.dumps({"generation": gen, "population": population}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": RUN_FORMAT}))
+    (tmp_path / "config.yaml").write_text("{}\n")
+    (tmp_path / "generations.jsonl").write_text("\n".join(records) + "\n")
+    run = RunReader(tmp_path)
+    members = bench.members_from_run(run, [1, 3], per_generation=1)
     assert [(m.agent_id, m.generation) for m in members] == [
         ("random", 0),
         ("scripted_l1", 0),
@@ -64,7 +67,7 @@ def test_members_from_run_takes_baselines_and_the_chosen_generations(tmp_path: P
     ]
     assert members[2].path == str(tmp_path / "policies" / "main_agent_0-v1")
     with pytest.raises(SystemExit, match="expected 2 members per generation"):
-        bench.members_from_run(tmp_path, [1, 3])
+        bench.members_from_run(run, [1, 3])
 
 
 def test_game_bank_replays_the_same_games_and_plays_more_only_when_short(tmp_path: Path) -> None:
