@@ -1,7 +1,7 @@
 """League scale: time per generation and memory as the population grows to 50, 100 and 200 members.
 
 A real Runner (rock-paper-scissors, the AlphaStar league scheduler with its three roles, local
-backend, TensorBoard logging on) runs its own generation loop, ``Runner._generation``, with the
+backend, TensorBoard logging on) runs its own generation loop, ``Runner.run_generation``, with the
 games replaced: training and evaluation games are synthesised from a hidden strength + cycle
 model instead of played, so every other part of a generation runs as in a real run — planning
 (PFSP and Nash weighting over the whole population), recording the training games, snapshots
@@ -29,6 +29,7 @@ import argparse
 import cProfile
 import importlib
 import io
+import itertools
 import os
 import pstats
 import statistics
@@ -45,7 +46,6 @@ from typing import Any
 import numpy as np
 import psutil
 from bench_output import recorded
-from population_rollout import grow as freeze_round_robin
 
 from light_league.config import load_config
 from light_league.rollout.episode import Behaviour, EvaluationResult, MatchResult
@@ -55,6 +55,7 @@ from light_league.runner import Runner
 from light_league.scheduling.task_scheduler import TrainingTask
 from light_league.tracking.console import Console
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
+from light_league.types import GenerationDecisions
 
 CONFIG = "expr_configs/rps_tiny.yaml"
 OVERRIDES = [
@@ -193,7 +194,9 @@ def build_runner(root: Path, seed: int) -> tuple[Runner, SyntheticGames]:
 
 def grow(runner: Runner, size: int) -> None:
     """Freeze learners round-robin until the population has ``size`` members, then evaluate all pairs."""
-    freeze_round_robin(runner, size)
+    learners = itertools.cycle(runner.agents.learners())
+    while len(runner.agents.member_ids()) < size:
+        runner.apply(GenerationDecisions(snapshot=[next(learners)]))
     per_pair = runner.evaluation.episodes_per_pair
     runner.evaluation.episodes_per_pair = GROW_GAMES_PER_PAIR
     runner.evaluation.run(runner.agents)
@@ -208,14 +211,13 @@ def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
         "plan": (runner.scheduler, "next_tasks"),
         "record_training": (runner.agents, "record_training"),
         "after_training": (runner.scheduler, "after_training"),
-        "apply": (runner, "_apply"),
+        "apply": (runner, "apply"),
         "planned_games": (runner.evaluation, "planned_games"),
         "evaluate": (runner.evaluation, "run"),
         "record_evaluation": (runner.agents, "record_evaluation"),
         "solve": (runner.agents, "solve"),
         "matrix": (runner.agents.payoff_table, "matrix"),
         "nash": (agent_manager, "compute_nash_distribution"),
-        "finish": (runner, "_finish"),
         "payoff_files": (runner_module, "save_payoff_snapshot"),
         "log_payoff": (runner.logger, "log_payoff"),
         "checkpoint": (runner.checkpointer, "save"),
@@ -228,8 +230,9 @@ def generation(runner: Runner, games: SyntheticGames) -> tuple[dict[str, float],
     games.seconds = 0.0
     games.count = 0
     with probe.wrap(probe_targets(runner)):
-        runner._generation()
+        phases = runner.run_generation()
     p = probe.seconds
+    p["finish"] = phases["checkpoint"]  # record, log and checkpoint
     parts = {
         "plan (scheduler.next_tasks)": p["plan"],
         "train: record games": p["record_training"],

@@ -101,7 +101,7 @@ def ours_value(payoff: np.ndarray) -> float:
 
 def highs_value(payoff: np.ndarray) -> float:
     """Game value from scipy's HiGHS LP alone (our fallback path)."""
-    solved = nash._maximin_lp(payoff)
+    solved = nash.maximin_lp(payoff)
     if solved is None:
         raise RuntimeError("scipy's HiGHS failed on a random game; rerun with another --seed")
     return solved[2]

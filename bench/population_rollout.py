@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import os
 import pstats
 import statistics
@@ -44,6 +45,7 @@ from light_league.rollout.rollout_worker import RolloutWorker
 from light_league.run_dir import RunDir
 from light_league.runner import Runner
 from light_league.tracking.console import Console
+from light_league.types import GenerationDecisions
 
 PATHS = ("banked", "per-policy")
 #: one timed training phase: wall s, CPU s, games finished, distinct opponents, env steps
@@ -73,32 +75,22 @@ def overrides(env: str, seed: int) -> list[str]:
 
 @contextmanager
 def per_policy_path(runner: Runner) -> Iterator[None]:
-    """The path before PolicyBank: no banks, the worker cache bounded at 16 policies."""
-    workers: list[RolloutWorker] = [w.target for w in runner.training.rollout.workers]
-    # the banked path's cache as it was, so its rows do not pay for this path's evictions
-    saved = [(w._cache_size, w._cache.copy(), set(w._frozen)) for w in workers]
+    """The path before PolicyBank: no banks (the worker cache bounded at ``policy_cache_size``, 16)."""
+    workers: list[RolloutWorker] = [runner.executor.client(w) for w in runner.training.rollout.workers]
     for w in workers:
-        w._cache_size = 16
-        w._banked = dict  # type: ignore[method-assign]
+        w.policy_banks = False
     try:
         yield
     finally:
-        for w, (size, cache, frozen) in zip(workers, saved):
-            w._cache_size, w._cache, w._frozen = size, cache, frozen
-            del w._banked  # the method again
+        for w in workers:
+            w.policy_banks = True
 
 
 def grow(runner: Runner, size: int) -> None:
-    """Freeze the learners round-robin until the population has ``size`` members (also used by
-    ``bench/league_scale.py``)."""
-    learners = list(runner.agents.learners())
-    k = 0
+    """Freeze the learners round-robin until the population has ``size`` members."""
+    learners = itertools.cycle(runner.agents.learners())
     while len(runner.agents.member_ids()) < size:
-        lid = learners[k % len(learners)]
-        member = runner.agents.next_member_id(lid)
-        runner.executor.call(runner.policy_server, "freeze", lid, member)
-        runner.agents.add_snapshot(lid, str(runner.run_dir.policies / member))
-        k += 1
+        runner.apply(GenerationDecisions(snapshot=[next(learners)]))
 
 
 def generation(runner: Runner, gen: int) -> Sample:

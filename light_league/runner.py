@@ -115,9 +115,10 @@ class Runner:
                 f"generations; to continue, raise that limit: --resume {self.run_dir.root} key=value"
             )
         while self.stop_reason() is None:
-            self._generation()
+            self.run_generation()
 
-    def _generation(self) -> None:
+    def run_generation(self) -> dict[str, float]:
+        """One generation, its five phases each timed; returns their seconds (``timing/<phase>_s``)."""
         gen = self.agents.generation
         timer = Timer()
         with timer("plan"):
@@ -127,7 +128,7 @@ class Runner:
                 outcome = self.training.run(tasks, progress.advance_train, generation=gen)
                 self.agents.record_training(outcome.results, outcome.env_steps)
             with timer("snapshot"):
-                self._apply(self.scheduler.after_training(self.agents))
+                self.apply(self.scheduler.after_training(self.agents))
             with timer("evaluate"):
                 progress.set_eval_total(self.evaluation.planned_games(self.agents))
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
@@ -140,6 +141,7 @@ class Runner:
         with timer("checkpoint"):
             record = self._finish(gen, tasks, outcome, stats, timer)
         self.console.summary(gen, {**record, "latest_probe": self.latest_probe})
+        return dict(timer.seconds)
 
     def _measure(self, gen: int, stats: LeagueStats, timer: Timer) -> dict[str, Any]:
         """How exploitable the newest main agent and the meta-strategy are: exactly where the game
@@ -179,7 +181,9 @@ class Runner:
             out[name] = probe_summary(result)
         return out
 
-    def _apply(self, decisions: GenerationDecisions) -> list[AgentRecord]:
+    def apply(self, decisions: GenerationDecisions) -> list[AgentRecord]:
+        """Freeze the learners ``decisions.snapshot`` names into the population (their new members
+        are returned) and reset those ``decisions.reset`` names."""
         new = []
         for lid in decisions.snapshot:
             member_id = self.agents.next_member_id(lid)

@@ -195,11 +195,12 @@ def _maximin(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
     if solved is not None and _is_equilibrium(a, *solved):
         x, y, value = solved
         return _renormalise(x), _renormalise(y), value
-    return _maximin_lp(a)
+    return maximin_lp(a)
 
 
-def _maximin_lp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """Row maximin of ``a`` by HiGHS; ``(x, y, v)`` or None when the solver fails."""
+def maximin_lp(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Row maximin of ``a`` by scipy's HiGHS LP alone (what :func:`solve_zero_sum` falls back to
+    when the dense simplex's answer does not check out); ``(x, y, v)`` or None when HiGHS fails."""
     m, n = a.shape
     cost = np.zeros(m + 1)
     cost[-1] = -1.0

@@ -68,6 +68,7 @@ class RolloutWorker:
         episode_server: EpisodeStore,
         cache_size: int = 16,
         torch_threads: int = 1,
+        policy_banks: bool = True,
     ) -> None:
         import envs
 
@@ -83,6 +84,9 @@ class RolloutWorker:
         self._cache: OrderedDict[str, tuple[int, Policy]] = OrderedDict()
         self._cache_size = cache_size
         self._frozen: set[str] = set()  #: cached ids that are frozen (never change)
+        #: run frozen opponents through policy banks (off: one forward pass per policy, the path
+        #: before banks, which ``bench/population_rollout.py`` measures against)
+        self.policy_banks = policy_banks
         self._bank_key: tuple[str, ...] = ()
         self._bank_members: dict[str, BankedPolicy] = {}
         self._loops: dict[str, EpisodeLoop] = {}
@@ -117,7 +121,7 @@ class RolloutWorker:
                 break
             self._cache.popitem(last=False)
             self._frozen.discard(old)
-        banked = self._banked()
+        banked = self._banked() if self.policy_banks else {}
         return {pid: banked.get(pid, self._cache[pid][1]) for pid in wanted}
 
     def _banked(self) -> dict[str, BankedPolicy]:

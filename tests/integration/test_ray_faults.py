@@ -126,16 +126,16 @@ def episode_server(runner: Runner) -> Handle:
     return Handle("episode_server", client._actor, object, (), {})
 
 
-def kill_as_generation_1_starts(target: Callable[[Runner], Handle]) -> Callable[[Runner], None]:
-    """A ``Runner._generation`` that SIGKILLs ``target(runner)``'s process as generation 1 starts."""
-    generation = Runner._generation
+def kill_as_generation_1_starts(target: Callable[[Runner], Handle]) -> Callable[[Runner], dict[str, float]]:
+    """A ``Runner.run_generation`` that SIGKILLs ``target(runner)``'s process as generation 1 starts."""
+    generation = Runner.run_generation
 
-    def _generation(self: Runner) -> None:
+    def run_generation(self: Runner) -> dict[str, float]:
         if self.agents.generation == 1:
             os.kill(pid_of(target(self)), signal.SIGKILL)
-        generation(self)
+        return generation(self)
 
-    return _generation
+    return run_generation
 
 
 @pytest.mark.parametrize(
@@ -161,7 +161,7 @@ def test_a_lost_learner_or_server_fails_the_run_cleanly_and_resume_finishes_it(
 ) -> None:
     run_dir = tmp_path / "run"
     with monkeypatch.context() as patch:
-        patch.setattr(Runner, "_generation", kill_as_generation_1_starts(target))
+        patch.setattr(Runner, "run_generation", kill_as_generation_1_starts(target))
         status = main(
             ["--config", RPS, "--run-dir", str(run_dir), *SETTINGS, *ONE_OF_EACH, *filter(None, [extra])]
         )

@@ -149,7 +149,7 @@ def test_dense_simplex_matches_highs(m: int, n: int, seed: int) -> None:
     solved = nash._simplex_tableau(a)
     assert solved is not None
     x, y, value = solved
-    _, _, reference = nash._maximin_lp(a)
+    _, _, reference = nash.maximin_lp(a)
     assert value == pytest.approx(reference, abs=1e-9)
     assert worst_case(x, a) == pytest.approx(reference, abs=1e-9)
     assert float(np.max(a @ y)) == pytest.approx(reference, abs=1e-9)
