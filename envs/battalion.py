@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -51,7 +50,6 @@ from pettingzoo import ParallelEnv
 
 from envs import _rng
 from envs.base import BatchedEnv, BatchStep, EnvSpec
-from envs.parallel import UniformRandomPolicy
 
 N_DIRS = 24
 COS: tuple[float, ...] = tuple(math.cos(2.0 * math.pi * k / N_DIRS) for k in range(N_DIRS))
@@ -675,26 +673,3 @@ def make_batched(
 def make_parallel(*, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS) -> BattalionParallelEnv:
     """One battalion game behind PettingZoo's Parallel API."""
     return BattalionParallelEnv(team_size=team_size, max_steps=max_steps)
-
-
-def _scripted(level: int) -> Callable[[EnvSpec], Any]:
-    def build(spec: EnvSpec) -> Any:
-        from envs.battalion_scripted import ScriptedBattalionPolicy
-
-        return ScriptedBattalionPolicy(spec, level)
-
-    return build
-
-
-#: Fixed opponents (Elo baselines): scripted levels 1 (weakest) .. 5 and uniform random.
-FIXED_POLICIES: dict[str, Callable[[EnvSpec], Any]] = {
-    **{f"scripted_l{k}": _scripted(k) for k in range(1, 6)},
-    "random": UniformRandomPolicy,
-}
-
-#: Fixed Elo ratings of the fixed opponents, which anchor the league's rating scale: random at
-#: 800, scripted level 1 at 1000 (a new agent's initial rating) and 100 more per level.
-FIXED_POLICY_RATINGS: dict[str, float] = {
-    "random": 800.0,
-    **{f"scripted_l{k}": 900.0 + 100.0 * k for k in range(1, 6)},
-}

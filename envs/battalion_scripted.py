@@ -23,6 +23,8 @@ from them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +41,7 @@ from envs.battalion import (
     TURN_RIGHT,
     obs_dim,
 )
+from envs.parallel import UniformRandomPolicy
 
 #: one turn action, in radians
 TURN_STEP = 2.0 * math.pi / 24.0
@@ -153,3 +156,25 @@ def one_hot(action: np.ndarray) -> np.ndarray:
     out = np.zeros((len(action), NUM_ACTIONS))
     out[np.arange(len(action)), action] = 1.0
     return out
+
+
+def _scripted(level: int) -> Callable[[EnvSpec], ScriptedBattalionPolicy]:
+    def build(spec: EnvSpec) -> ScriptedBattalionPolicy:
+        return ScriptedBattalionPolicy(spec, level)
+
+    return build
+
+
+#: Fixed opponents (Elo baselines) of the battalion env: scripted levels 1 (weakest) .. 5 and
+#: uniform random (the registry reads them here: ``EnvEntry.policies``).
+FIXED_POLICIES: dict[str, Callable[[EnvSpec], Any]] = {
+    **{f"scripted_l{k}": _scripted(k) for k in range(1, 6)},
+    "random": UniformRandomPolicy,
+}
+
+#: Fixed Elo ratings of the fixed opponents, which anchor the league's rating scale: random at
+#: 800, scripted level 1 at 1000 (a new agent's initial rating) and 100 more per level.
+FIXED_POLICY_RATINGS: dict[str, float] = {
+    "random": 800.0,
+    **{f"scripted_l{k}": 900.0 + 100.0 * k for k in range(1, 6)},
+}

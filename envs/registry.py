@@ -2,7 +2,9 @@
 missing optional env never stops the others from loading.
 
 A built-in env module provides ``make_batched(num_envs, **kwargs)``, ``make_parallel(**kwargs)``
-and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``). Adapters are named
+and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``) and
+``FIXED_POLICY_RATINGS``, or names the module that declares those two (``EnvEntry.policies``:
+battalion's scripted opponents live beside the env, which they import). Adapters are named
 ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``; their only fixed policy is
 ``random``. ``envs/`` imports nothing from ``light_league``, so the did-you-mean helper is local.
 """
@@ -30,10 +32,12 @@ class EnvEntry:
 
     module: str
     fixed_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: the module that declares ``FIXED_POLICIES`` and ``FIXED_POLICY_RATINGS`` (None: ``module``)
+    policies: str | None = None
 
 
 BUILTIN_ENVS: dict[str, EnvEntry] = {
-    "battalion": EnvEntry("envs.battalion"),
+    "battalion": EnvEntry("envs.battalion", policies="envs.battalion_scripted"),
     "kuhn_poker": EnvEntry("envs.kuhn_poker"),
     "leduc_poker": EnvEntry("envs.leduc_poker"),
     "rps": EnvEntry("envs.matrix_games", {"game": "rps"}),
@@ -62,16 +66,16 @@ def env_names() -> list[str]:
     return sorted(BUILTIN_ENVS)
 
 
-def _module(name: str) -> ModuleType:
+def _module(name: str, *, policies: bool = False) -> ModuleType:
+    """The module of built-in env ``name`` (``policies``: the one that declares its fixed policies)."""
     entry = BUILTIN_ENVS.get(name)
     if entry is None:
         raise _unknown_env(name)
+    path = (entry.policies or entry.module) if policies else entry.module
     try:
-        return importlib.import_module(entry.module)
+        return importlib.import_module(path)
     except ImportError as exc:
-        raise ValueError(
-            f"env {name!r} is listed but its module {entry.module!r} cannot be imported: {exc}"
-        ) from exc
+        raise ValueError(f"env {name!r} is listed but its module {path!r} cannot be imported: {exc}") from exc
 
 
 def _kwargs(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +116,7 @@ def make_parallel(name: str, **kwargs: Any) -> ParallelEnv:
 def _fixed_policies(env_name: str) -> dict[str, Callable[[EnvSpec], Any]]:
     if env_name.startswith(ADAPTER_PREFIXES):
         return {"random": UniformRandomPolicy}
-    return dict(getattr(_module(env_name), "FIXED_POLICIES", {"random": UniformRandomPolicy}))
+    return dict(getattr(_module(env_name, policies=True), "FIXED_POLICIES", {"random": UniformRandomPolicy}))
 
 
 #: the rating of a fixed opponent whose env declares none (the uniformly random player's)
@@ -127,7 +131,7 @@ def fixed_policy_ratings(env_name: str) -> dict[str, float]:
     names = _fixed_policies(env_name)
     declared: dict[str, float] = {}
     if not env_name.startswith(ADAPTER_PREFIXES):
-        declared = dict(getattr(_module(env_name), "FIXED_POLICY_RATINGS", {}))
+        declared = dict(getattr(_module(env_name, policies=True), "FIXED_POLICY_RATINGS", {}))
     return {
         name: float(declared.get(name, RANDOM_POLICY_RATING if name == "random" else UNRATED_POLICY_RATING))
         for name in sorted(names)

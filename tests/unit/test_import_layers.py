@@ -1,4 +1,5 @@
-"""Imports inside light_league/: no circle, and no arrow from a lower layer up to a higher one.
+"""Imports inside light_league/: no circle, and no arrow from a lower layer up to a higher one;
+no circle inside envs/ either.
 
 Every ``import`` and ``from ... import`` in the package counts, at module level or inside a
 function (a function-level import hides a circle from Python, not from the design). A name
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "light_league"
@@ -61,8 +64,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def package_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
+def package_modules(package: str = PACKAGE) -> dict[str, Path]:
+    return {module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
 
 
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
@@ -87,8 +90,8 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = package_modules()
+def import_graph(package: str = PACKAGE) -> dict[str, set[str]]:
+    modules = package_modules(package)
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
 
 
@@ -147,8 +150,9 @@ def test_every_module_has_a_layer() -> None:
         layer_of(module)
 
 
-def test_no_import_circle() -> None:
-    graph = import_graph()
+@pytest.mark.parametrize("package", [PACKAGE, "envs"])
+def test_no_import_circle(package: str) -> None:
+    graph = import_graph(package)
     circles = cycles(graph)
     detail = [
         f"{' / '.join(c)}: " + "; ".join(f"{a} -> {sorted(graph[a] & set(c))}" for a in c) for c in circles
