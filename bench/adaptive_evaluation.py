@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+import envs
 from light_league.agents.agent_manager import AgentManager
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
@@ -517,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         members = [Member(b, AgentType.BASELINE.value, g) for b, g in zip(BASELINES[1:], (0, 0, 1, 2, 2))]
         setup = Setup(
-            _spec("battalion", {"team_size": 2}), "battalion", {"name": "nash"}, list(BASELINES[1:])
+            envs.make_spec("battalion", team_size=2), "battalion", {"name": "nash"}, list(BASELINES[1:])
         )
         games = Games("battalion", {"team_size": 2}, members, min(args.envs, 32))
         fixed, budgets, seeds, ref_games = [4, 16], [20, 80], args.seeds[:2], min(args.reference_games, 40)
@@ -525,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         run = RunReader(args.run)
         config = run.config
         members = members_from_run(run, args.generations)
-        spec = _spec(config.env.name, dict(config.env.options))
+        spec = envs.make_spec(config.env.name, **config.env.options)
         setup = Setup(
             spec, config.env.name, dict(config.league.meta_solver), list(config.evaluation.baselines)
         )
@@ -554,15 +555,6 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0
-
-
-def _spec(env_name: str, options: dict[str, Any]) -> Any:
-    import envs
-
-    env = envs.make_batched(env_name, 1, **options)
-    spec = env.spec
-    env.close()
-    return spec
 
 
 if __name__ == "__main__":

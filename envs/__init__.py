@@ -1,6 +1,7 @@
 """Environments: batched and PettingZoo faces, built by name.
 
-``make_batched(name, num_envs, **kwargs)`` and ``make_parallel(name, **kwargs)`` build an env;
+``make_batched(name, num_envs, **kwargs)`` and ``make_parallel(name, **kwargs)`` build an env,
+``make_spec(name, **kwargs)`` reads its spec (one game built and closed);
 ``make_fixed_policy(env_name, policy_name)`` builds a fixed opponent (scripted levels, random);
 ``env_names()`` and ``fixed_policy_names(env_name)`` list what exists; ``fixed_policy_ratings`` and
 ``exact_game`` give the facts an env declares (its opponents' Elo anchors, its OpenSpiel game). Names: ``battalion``,
@@ -18,6 +19,7 @@ from envs.registry import (
     make_batched,
     make_fixed_policy,
     make_parallel,
+    make_spec,
 )
 
 __all__ = [
@@ -32,4 +34,5 @@ __all__ = [
     "make_batched",
     "make_fixed_policy",
     "make_parallel",
+    "make_spec",
 ]

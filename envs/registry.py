@@ -103,6 +103,15 @@ def make_batched(name: str, num_envs: int, **kwargs: Any) -> BatchedEnv:
     return _call(name, module.make_batched, num_envs, **_kwargs(name, kwargs))
 
 
+def make_spec(name: str, **kwargs: Any) -> EnvSpec:
+    """The spec of env ``name`` with ``kwargs`` (one game is built to read it, then closed)."""
+    env = make_batched(name, 1, **kwargs)
+    try:
+        return env.spec
+    finally:
+        env.close()
+
+
 def make_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     """One game of env ``name`` behind PettingZoo's Parallel API."""
     if name.startswith("pettingzoo:"):
@@ -145,9 +154,7 @@ def exact_game(env_name: str) -> tuple[str, Callable[[Any, int], str]] | None:
     if env_name not in BUILTIN_ENVS:
         return None
     module = _module(env_name)
-    env = make_batched(env_name, 1)
-    game = env.spec.openspiel_game
-    env.close()
+    game = make_spec(env_name).openspiel_game
     to_string = getattr(module, "infostate_string", None)
     if game is None or to_string is None:
         return None
@@ -173,5 +180,4 @@ def make_fixed_policy(env_name: str, policy_name: str, **env_kwargs: Any) -> Any
             f"unknown fixed policy {policy_name!r} for env {env_name!r}"
             f"{_did_you_mean(policy_name, valid)} (valid: {', '.join(valid)})"
         )
-    spec = make_batched(env_name, 1, **env_kwargs).spec
-    return table[policy_name](spec)
+    return table[policy_name](make_spec(env_name, **env_kwargs))

@@ -18,10 +18,8 @@ from typing import Any, TypeVar
 import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
-from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
 from light_league.config import ExperimentConfig
-from light_league.config_base import Section, validate_section
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
@@ -30,6 +28,8 @@ from light_league.evaluation.evaluation_manager import EvaluationManager, exact_
 from light_league.evaluation.probe import Probe, ProbeSettings
 from light_league.execution import CallWatch, Executor, Handle, build_executor
 from light_league.game_theory.meta_solvers import build_meta_solver
+from light_league.learner_kinds import LearnerKind, learner_kind
+from light_league.plugins import validate_options
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
 from light_league.run_dir import RunDir
@@ -51,17 +51,24 @@ R = TypeVar("R")
 def make_env_spec(config: ExperimentConfig) -> EnvSpec:
     """Build one game of the configured env to read its spec (a bad name or option is a ConfigError)."""
     try:
-        env = envs.make_batched(config.env.name, 1, **config.env.options)
+        return envs.make_spec(config.env.name, **config.env.options)
     except (KeyError, ValueError, TypeError) as exc:
         msg = str(exc.args[0]) if exc.args else str(exc)
         raise ConfigError(f"env: {msg}") from None
-    spec = env.spec
-    env.close()
-    return spec
 
 
-def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
-    """Check every name in the config; returns the env spec and the scheduler."""
+@dataclass(frozen=True)
+class Validated:
+    """What checking a config built: the env spec, the scheduler and the learner kind."""
+
+    spec: EnvSpec
+    scheduler: TaskScheduler
+    learner: LearnerKind
+
+
+def validate(config: ExperimentConfig) -> Validated:
+    """Check every name in the config; returns the env spec, the scheduler and the learner kind
+    (resolved here, once)."""
     spec = make_env_spec(config)
     scheduler = build_scheduler(
         config.scheduler_name, config.scheduler_options, seed=derive_seed(config.experiment.seed, "scheduler")
@@ -82,22 +89,23 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
             f"{len(config.evaluation.baselines)} baselines and the latest member of each role ({', '.join(roles)}); "
             f"set league.pool_max_size={need} or more"
         )
-    _learner_class(config)  # resolves the learner kind and validates its options
+    learner = learner_kind(config.learner)
     known = sorted({*BUILT_IN_ROLES, *roles})
-    for role in config.learner.mappo_by_role:
+    for role in config.learner.by_role:
         if role not in known:
             raise ConfigError(
-                f"learner.mappo_by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
+                f"learner.by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
             )
-        config.learner.mappo_for(role)  # each role's merged MAPPO fields are valid
+        learner.probe_kind().settings(config.learner, role)  # each role's merged fields are valid
+    for role in roles:
+        learner.settings(config.learner, role)  # the learner's options are valid
     if config.evaluation.probe.role not in known:
         role = config.evaluation.probe.role
         raise ConfigError(
             f"evaluation.probe.role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
         )
-    probe_settings(config)  # the probe's learner settings are valid
-    if config.learner.kind == "mappo":
-        _check_reset_sources(config, scheduler)
+    probe_settings(config, learner)  # the probe's learner settings are valid
+    _check_reset_sources(config, learner, scheduler)
     solver, _ = build_meta_solver(config.league.meta_solver)
     if config.evaluation.nash_conv == "least_exploitable" and not exact_supported(config.env.name):
         raise ConfigError(
@@ -111,80 +119,65 @@ def validate(config: ExperimentConfig) -> tuple[EnvSpec, TaskScheduler]:
             f"game ({', '.join(envs.exact_games())}), open_spiel installed and evaluation.exact auto or always; "
             f"got env {config.env.name!r}, evaluation.exact={config.evaluation.exact}; use league.meta_solver=nash"
         )
-    if config.learner.kind == "exact_br" and not exact_supported(config.env.name):
+    if learner.exact_game and not exact_supported(config.env.name):
         raise ConfigError(
-            f"learner.kind: exact_br needs an env with an OpenSpiel game ({', '.join(envs.exact_games())}) "
-            f"and open_spiel installed, "
-            f"got env {config.env.name!r}; use learner.kind=mappo"
+            f"learner.kind: {learner.name} needs an env with an OpenSpiel game ({', '.join(envs.exact_games())}) "
+            f"and open_spiel installed, got env {config.env.name!r}; use learner.kind=mappo"
         )
-    return spec, scheduler
+    return Validated(spec, scheduler, learner)
 
 
-def _check_reset_sources(config: ExperimentConfig, scheduler: TaskScheduler) -> None:
-    """A role that resets to a main agent's weights needs the main agent's network shape."""
+def _check_reset_sources(config: ExperimentConfig, learner: LearnerKind, scheduler: TaskScheduler) -> None:
+    """A role that resets to a main agent's weights needs the main agent's network shape (where
+    the learner's settings describe one: ``architecture()``)."""
     main = AgentType.MAIN_AGENT.value
     roles: dict[str, Any] = getattr(scheduler, "roles", {})
     for label, (role, _) in roles.items():
         if getattr(getattr(role, "config", None), "reset_to", None) != "main_agent":
             continue
-        own, target = (
-            config.learner.mappo_for(label).architecture(),
-            config.learner.mappo_for(main).architecture(),
-        )
-        differ = sorted(k for k in {*own, *target} if own.get(k) != target.get(k))
+        own = getattr(learner.settings(config.learner, label), "architecture", None)
+        target = getattr(learner.settings(config.learner, main), "architecture", None)
+        if own is None or target is None:
+            continue
+        mine, theirs = own(), target()
+        differ = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k))
         if differ:
             raise ConfigError(
-                f"learner.mappo_by_role: {label} resets to a main agent's weights (scheduler.{label}.reset_to: "
+                f"learner.by_role: {label} resets to a main agent's weights (scheduler.{label}.reset_to: "
                 f"main_agent) but their networks differ in {', '.join(differ)}; give both roles the same "
                 f"network fields or set scheduler.{label}.reset_to=initial"
             )
 
 
-def _learner_class(config: ExperimentConfig) -> tuple[type, Any]:
-    """The learner component class and the config section it is built with."""
-    kind = config.learner.kind
-    if kind == "exact_br":
-        from light_league.training.exact_br import ExactBRRunner
-
-        return ExactBRRunner, None
-    from light_league.algorithms.registry import learner_class
-    from light_league.plugins import validate_options
-    from light_league.training.learner_runner import LearnerRunner
-
-    cls = learner_class(kind)
-    if kind == "mappo":
-        return LearnerRunner, config.learner.mappo
-    return LearnerRunner, validate_options(cls.Config, config.learner.options, path="learner.options")
-
-
 def probe_settings(
-    config: ExperimentConfig, *, env_steps: int | None = None, games: int | None = None
+    config: ExperimentConfig,
+    learner: LearnerKind | None = None,
+    *,
+    env_steps: int | None = None,
+    games: int | None = None,
 ) -> ProbeSettings:
-    """The probe's learner and budgets from ``evaluation.probe``: the run's learner kind with the
-    settings of ``probe.role`` (``learner.mappo_by_role``) and ``probe.learner`` over them (an
-    ``exact_br`` run's probe trains MAPPO with ``learner.mappo``); a linear learning-rate schedule
-    decays over the probe's own updates unless ``probe.learner`` names ``lr_decay_updates``."""
+    """The probe's learner and budgets from ``evaluation.probe``: the learner kind's probe kind
+    (the run's own; an ``exact_br`` run's probe trains MAPPO) with the settings of ``probe.role``
+    (``learner.by_role``) and ``probe.learner`` over them; a linear learning-rate schedule decays
+    over the probe's own updates unless ``probe.learner`` names ``lr_decay_updates``. ``learner``:
+    the run's resolved kind (None: resolved here)."""
     probe = config.evaluation.probe
     ex = config.execution
     num_envs = probe.num_envs or ex.num_workers * ex.envs_per_worker
     steps = probe.steps_per_update or ex.steps_per_call
     budget = probe.env_steps if env_steps is None else env_steps
-    kind = "mappo" if config.learner.kind == "exact_br" else config.learner.kind
-    path = "evaluation.probe.learner"
-    if kind == "mappo":
-        base = config.learner.mappo_for(probe.role).model_dump()
-        changes = dict(probe.learner)
-        if base["lr_schedule"] == "linear" or changes.get("lr_schedule") == "linear":
-            changes.setdefault("lr_decay_updates", max(1, -(-budget // (num_envs * steps))))
-        section: Section = validate_section(MAPPOConfig, {**base, **changes}, path=path)
-    else:
-        from light_league.algorithms.registry import learner_class
-        from light_league.plugins import validate_options
-
-        cls = learner_class(kind)
-        section = validate_options(cls.Config, {**config.learner.options, **probe.learner}, path=path)
+    kind = (learner or learner_kind(config.learner)).probe_kind()
+    assert kind.learner is not None  # a probe kind trains a learner (learner_kind checks it)
+    base = kind.settings(config.learner, probe.role)
+    assert base is not None
+    changes = dict(probe.learner)
+    fields = base.model_dump()
+    if "lr_decay_updates" in fields and "linear" in (fields.get("lr_schedule"), changes.get("lr_schedule")):
+        changes.setdefault("lr_decay_updates", max(1, -(-budget // (num_envs * steps))))
+    section = validate_options(type(base), {**fields, **changes}, path="evaluation.probe.learner")
     return ProbeSettings(
-        learner_kind=kind,
+        learner_kind=kind.name,
+        learner=kind.learner,
         learner_config=section,
         num_envs=num_envs,
         steps_per_update=steps,
@@ -297,7 +290,7 @@ def build_runner(
 ) -> R:
     """Validate ``config``, lock ``run_dir``, build every component, restore or bootstrap the
     league, and hand the components to ``factory`` (the Runner class) as keyword arguments."""
-    spec, scheduler = validate(config)
+    checked = validate(config)
     if not resume:
         run_dir.create()
     run_dir.check_confined()  # before anything is written: no write may land outside the directory
@@ -312,7 +305,7 @@ def build_runner(
         if not resume:  # the manifest first: it is what makes the directory a run (RunDir.is_run)
             run_dir.write_manifest(config.digest(), argv)
             run_dir.write_config(config.to_dict())
-        parts = _assemble(config, run_dir, spec, scheduler, start_gen, resume)
+        parts = _assemble(config, run_dir, checked, start_gen, resume)
         runner = factory(**vars(parts))
         if resume:  # the effective config of this session (its overrides included) is the run's now
             run_dir.write_config(config.to_dict())
@@ -356,26 +349,24 @@ def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> 
 def _learners(
     config: ExperimentConfig,
     executor: Executor,
+    checked: Validated,
     setups: list[LearnerSetup],
     ps: PolicyStore,
     es: EpisodeStore,
 ) -> dict[str, Handle]:
-    """One learner component per learner the scheduler wants (``learner.mappo_by_role`` applied)."""
-    learner_cls, learner_cfg = _learner_class(config)
+    """One learner component per learner the scheduler wants (``learner.by_role`` applied)."""
+    kind = checked.learner
     ray = config.execution.backend == "ray"
     learners: dict[str, Handle] = {}
-    device, gpus = learner_placement(config, executor.gpus(), num_learners=len(setups))
+    device, gpus = learner_placement(config, executor.gpus(), num_learners=len(setups), kind=kind)
     for setup in setups:
-        role_cfg = (
-            config.learner.mappo_for(setup.role.value) if config.learner.kind == "mappo" else learner_cfg
-        )
         learners[setup.learner_id] = executor.create(
-            learner_cls,
+            kind.component,
             setup.learner_id,
             config.env.name,
-            dict(config.env.options),
-            config.learner.kind,
-            role_cfg,
+            checked.spec,
+            kind.learner,
+            kind.settings(config.learner, setup.role.value),
             name=f"learner_{setup.learner_id}",
             cpus=0.25 if ray else 0.0,
             gpus=gpus,
@@ -428,15 +419,11 @@ def _evaluation(
 
 
 def _assemble(
-    config: ExperimentConfig,
-    run_dir: RunDir,
-    spec: EnvSpec,
-    scheduler: TaskScheduler,
-    start_gen: int,
-    resume: bool,
+    config: ExperimentConfig, run_dir: RunDir, checked: Validated, start_gen: int, resume: bool
 ) -> Components:
     """Build the components; restore the checkpoint (``resume``) or bootstrap the league."""
     ex = config.execution
+    spec, scheduler = checked.spec, checked.scheduler
     console = Console(config.logging)
     executor = _executor(config, console)
     policy_server = executor.create(
@@ -451,7 +438,7 @@ def _assemble(
     setups = scheduler.learners()
     for setup in setups:
         agents.register_learner(setup.learner_id, setup.role)
-    learners = _learners(config, executor, setups, ps, es)
+    learners = _learners(config, executor, checked, setups, ps, es)
     rollout = RolloutManager(
         executor,
         _workers(config, executor, start_gen, ps, es),
@@ -495,7 +482,7 @@ def _assemble(
         learners=learners,
         checkpointer=checkpointer,
         counters=counters,
-        probe=Probe(config.env.name, config.env.options, probe_settings(config))
+        probe=Probe(config.env.name, config.env.options, probe_settings(config, checked.learner))
         if config.evaluation.probe.every
         else None,
     )
@@ -546,17 +533,14 @@ def learner_gpus(num_gpus: float | None, num_learners: int) -> float:
     return 1.0 / max(num_learners, 1)
 
 
-def learner_placement(config: ExperimentConfig, gpus: float, *, num_learners: int) -> tuple[str, float]:
+def learner_placement(
+    config: ExperimentConfig, gpus: float, *, num_learners: int, kind: LearnerKind | None = None
+) -> tuple[str, float]:
     """``(device, gpus)`` of every learner of a run: the resolved ``learner.device`` and, on Ray,
     the GPUs each asks for (0 on the CPU or with the local backend). ``gpus``: the GPUs the
-    run's executor has (``Executor.gpus()``: this machine's CUDA devices, or the Ray cluster's)."""
-    kind = config.learner.kind
-    if kind == "exact_br":
-        supports = False
-    else:
-        from light_league.algorithms.registry import learner_class, takes_device
-
-        supports = takes_device(learner_class(kind))
+    run's executor has (``Executor.gpus()``: this machine's CUDA devices, or the Ray cluster's);
+    ``kind``: the run's resolved learner kind (None: resolved here)."""
+    supports = (kind or learner_kind(config.learner)).uses_device
     requested = config.learner.device
     on_ray = config.execution.backend == "ray"
     if on_ray and supports and requested.startswith("cuda:"):

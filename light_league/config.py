@@ -95,7 +95,7 @@ class ExecutionSection(Section):
 
 
 class LearnerSection(Section):
-    """The learner every league role trains with."""
+    """The learner every league role trains with (the kinds: ``light_league/learner_kinds.py``)."""
 
     kind: str = Field("mappo", min_length=1)
     """``mappo`` (the RL learner), ``exact_br`` (exact best responses; Kuhn and Leduc poker), a plugin
@@ -103,25 +103,40 @@ class LearnerSection(Section):
     ``light_league.learners``."""
     mappo: MAPPOConfig = Field(default_factory=MAPPOConfig)
     """MAPPO hyper-parameters (see docs/mappo.md)."""
-    mappo_by_role: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    by_role: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per league role (``main_agent``, ``main_exploiter``, ``league_exploiter``,
-    ``best_response``, or a role the scheduler adds), MAPPO fields that differ from ``mappo``
-    for that role's learners, e.g. ``{main_exploiter: {entropy_coef: 0.003}}`` (``recurrent`` merges
-    field by field: ``{recurrent: {chunk_length: 5}}`` keeps the cell): an exploiter's
-    target is a best response (sharp), a main agent's a robust mixed policy. Checked against the
-    scheduler's roles when the run starts."""
+    ``best_response``, or a role the scheduler adds), the learner settings that differ for that
+    role's learners: fields of ``mappo`` (or, for a plugin learner, of its ``options``), e.g.
+    ``{main_exploiter: {entropy_coef: 0.003}}`` (a nested section merges field by field:
+    ``{recurrent: {chunk_length: 5}}`` keeps the cell): an exploiter's target is a best response
+    (sharp), a main agent's a robust mixed policy. Checked against the scheduler's roles when the
+    run starts. ``mappo_by_role``, its former name, is still read."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mappo_by_role_is_by_role(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "mappo_by_role" in data:
+            data = dict(data)
+            former = data.pop("mappo_by_role")
+            if data.get("by_role") and former:
+                raise ValueError(
+                    "mappo_by_role is the former name of by_role and both are set; keep by_role alone"
+                )
+            data["by_role"] = data.get("by_role") or former
+        return data
 
     def mappo_for(self, role: str) -> MAPPOConfig:
         """The MAPPO config of a learner of ``role``: ``mappo`` with the role's fields replaced."""
-        changes = self.mappo_by_role.get(role)
+        changes = self.by_role.get(role)
         if not changes:
             return self.mappo
-        base = self.mappo.model_dump()
-        merged = {**base, **changes}
-        if isinstance(changes.get("recurrent"), dict):  # a nested section: its other fields stay
-            merged["recurrent"] = {**base["recurrent"], **changes["recurrent"]}
-        config: MAPPOConfig = validate_section(MAPPOConfig, merged, path=f"learner.mappo_by_role.{role}")
+        merged = merge_settings(self.mappo.model_dump(), changes)
+        config: MAPPOConfig = validate_section(MAPPOConfig, merged, path=f"learner.by_role.{role}")
         return config
+
+    def options_for(self, role: str) -> dict[str, Any]:
+        """A plugin learner's options for ``role``: ``options`` with the role's fields replaced."""
+        return merge_settings(self.options, self.by_role.get(role) or {})
 
     options: dict[str, Any] = Field(default_factory=dict)
     """Options of a plugin learner, validated by its ``Config`` section."""
@@ -153,6 +168,15 @@ class LearnerSection(Section):
         return self
 
 
+def merge_settings(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` applied; a nested section (a dict in both) merges field by field."""
+    merged = {**base, **changes}
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = {**base[key], **value}
+    return merged
+
+
 class ProbeSection(Section):
     """The exploitability probe, inside a run (``every``) and for ``main.py exploit`` (docs/evaluation.md)."""
 
@@ -171,8 +195,8 @@ class ProbeSection(Section):
     against the target and the best is scored again on fresh games: a tighter lower bound for
     ``restarts`` times the training."""
     role: str = Field("main_exploiter", min_length=1)
-    """The league role whose learner settings the probe takes (``learner.mappo_by_role``; a role
-    without its own settings takes ``learner.mappo``)."""
+    """The league role whose learner settings the probe takes (``learner.by_role``; a role
+    without its own settings takes ``learner.mappo``, or a plugin learner's ``learner.options``)."""
     learner: dict[str, Any] = Field(default_factory=dict)
     """Learner settings that differ for the probe, over the role's (e.g. ``{lr: 0.002}``; for a
     plugin learner, fields of its ``Config``). A linear learning-rate schedule decays over the

@@ -1,23 +1,22 @@
 """Learner and policy kinds by name.
 
-``LEARNERS`` maps a learner kind (the config's ``learner.kind``) to its config section and
-learner class; ``POLICY_LOADERS`` maps a policy meta's ``kind`` to a function that rebuilds the
-policy from ``(weights, meta)``. Add a kind by adding one entry to each table; a plugin learner
-whose policies are of a new kind registers their loader under the entry-point group
-``light_league.policy_loaders``.
+:func:`learner_class` resolves a plugin learner (``module:Class`` or an entry point); the
+built-in kinds and what each ``learner.kind`` is built from (component, learner class, settings,
+device) are the learner table's, ``light_league/learner_kinds.py``. ``POLICY_LOADERS`` maps a policy meta's ``kind`` to a
+function that rebuilds the policy from ``(weights, meta)``; a plugin learner whose policies are of
+a new kind registers their loader under the entry-point group ``light_league.policy_loaders``.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import numpy as np
 
 from envs.base import EnvSpec
 from light_league.algorithms.base import Learner, Policy
-from light_league.algorithms.mappo.learner import MAPPOLearner
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
@@ -26,19 +25,8 @@ from light_league.plugins import PluginKind, entry_points, resolve
 
 PolicyLoader = Callable[[dict[str, np.ndarray], dict[str, Any]], Policy]
 
-#: built-in RL learners by ``learner.kind`` (the exact best-response oracle ``exact_br`` is wired
-#: separately by the runner: it needs no rollouts)
-LEARNERS: dict[str, type[Learner]] = {"mappo": MAPPOLearner}
-
-LEARNER_PLUGINS = PluginKind(
-    label="learner",
-    builtins=LEARNERS,
-    group="light_league.learners",
-    base=Learner,
-    base_path="light_league.algorithms.base.Learner",
-    implement="policy, update, get_weights, set_weights, policy_meta, state_dict, load_state_dict",
-    also=("exact_br",),
-)
+#: entry-point group under which an installed package registers a plugin learner class
+LEARNER_GROUP = "light_league.learners"
 
 POLICY_LOADERS: dict[str, PolicyLoader] = {
     "mappo": lambda weights, meta: MAPPOPolicy.from_meta(meta, weights),
@@ -46,9 +34,20 @@ POLICY_LOADERS: dict[str, PolicyLoader] = {
 }
 
 
-def learner_class(kind: str) -> type[Learner]:
-    """The learner class of ``kind``: built-in, ``module:Class`` or entry point."""
-    return cast(type[Learner], resolve(LEARNER_PLUGINS, kind))
+def learner_class(kind: str, *, builtins: Iterable[str] = ()) -> type[Learner]:
+    """The plugin learner class ``kind`` names: ``module:Class`` or an entry point of
+    :data:`LEARNER_GROUP` (the built-in kinds are the learner table's, ``builtins``: named in
+    the error for an unknown one)."""
+    plugins = PluginKind(
+        label="learner",
+        builtins={},
+        group=LEARNER_GROUP,
+        base=Learner,
+        base_path="light_league.algorithms.base.Learner",
+        implement="policy, update, get_weights, set_weights, policy_meta, state_dict, load_state_dict",
+        also=tuple(builtins),
+    )
+    return cast(type[Learner], resolve(plugins, kind))
 
 
 def takes_device(cls: type) -> bool:
@@ -65,17 +64,20 @@ def takes_device(cls: type) -> bool:
     return device is not None and device.kind in (device.KEYWORD_ONLY, device.POSITIONAL_OR_KEYWORD)
 
 
-def make_learner(kind: str, spec: EnvSpec, config: Section, *, seed: int, device: str = "cpu") -> Learner:
-    """Build a learner of ``kind`` (its constructor is ``(spec, config, *, seed)``, plus ``device``
-    when it takes one, see :func:`takes_device`; any other learner trains on the CPU)."""
-    cls = learner_class(kind)
+def make_learner(
+    cls: type[Learner], spec: EnvSpec, config: Section, *, seed: int, device: str = "cpu"
+) -> Learner:
+    """Build a learner of class ``cls`` (resolved from ``learner.kind`` once, by the learner
+    table; its constructor is ``(spec, config, *, seed)``, plus ``device`` when it takes one, see
+    :func:`takes_device`; any other learner trains on the CPU)."""
+    name = cls.__name__
     if not isinstance(config, cls.Config):
-        raise ConfigError(f"learner {kind!r} needs a {cls.Config.__name__}, got {type(config).__name__}")
+        raise ConfigError(f"learner {name} needs a {cls.Config.__name__}, got {type(config).__name__}")
     if takes_device(cls):
         return cls(spec, config, seed=seed, device=device)  # type: ignore[call-arg]
     if device != "cpu":
         raise ConfigError(
-            f"learner.device={device}: learner {kind!r} trains on the CPU only; set learner.device=cpu (or auto)"
+            f"learner.device={device}: learner {name} trains on the CPU only; set learner.device=cpu (or auto)"
         )
     return cls(spec, config, seed=seed)  # type: ignore[call-arg]
 

@@ -83,10 +83,8 @@ class PolicyServer:
         """Register a frozen snapshot from disk (resume)."""
         from light_league.data_buffer.policy_files import load_policy_files
 
-        weights, meta = load_policy_files(path)
-        self._entries[policy_id] = PolicyEntry(
-            policy_id, str(meta.get("kind", "mappo")), meta, weights, 1, True
-        )
+        weights, meta = load_policy_files(path)  # its meta has a kind (checked there)
+        self._entries[policy_id] = PolicyEntry(policy_id, str(meta["kind"]), meta, weights, 1, True)
         self._touch(policy_id)
 
     # ------------------------------------------------------------------ reads

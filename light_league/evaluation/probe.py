@@ -85,9 +85,10 @@ class ProbeResult:
 
 @dataclass(frozen=True)
 class ProbeSettings:
-    """How a probe trains and scores: the learner (kind and config), the rollout shape and budgets."""
+    """How a probe trains and scores: the learner (kind, class and config), the rollout shape and budgets."""
 
     learner_kind: str
+    learner: type[Learner]
     learner_config: Section
     num_envs: int
     steps_per_update: int
@@ -194,7 +195,7 @@ class Probe:
         env = envs.make_batched(self.env_name, num_envs=s.num_envs, **self.env_options)
         try:
             learner = make_learner(
-                s.learner_kind, env.spec, s.learner_config, seed=derive_seed(seed, "probe_learner")
+                s.learner, env.spec, s.learner_config, seed=derive_seed(seed, "probe_learner")
             )
             loop = EpisodeLoop(env, seed=derive_seed(seed, "probe_rollout"))
             done = 0

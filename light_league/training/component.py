@@ -5,7 +5,9 @@ learner that trains on the trajectories the rollout workers play with its publis
 :class:`~light_league.training.exact_br.ExactBRRunner` (an exact best response, computed from the
 opponents alone). ``plays_rollouts`` says which: the TrainingManager runs rollout rounds and a
 ``train_step`` after each for the first, and one ``train_step`` per generation for the second.
-Both are built with the same arguments (see ``build._learners``).
+Both are built with the same arguments, ``(learner_id, env_name, spec, learner, config, *, seed,
+policy_server, episode_server, device)``, from the learner table's row of ``learner.kind``
+(``light_league/learner_kinds.py``; see ``build._learners``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from envs.base import EnvSpec
+from light_league.algorithms.base import Learner
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
@@ -31,8 +33,8 @@ class ExactBRRunner:
         self,
         learner_id: str,
         env_name: str,
-        env_options: dict[str, object],
-        kind: str,
+        spec: EnvSpec,
+        learner: type[Learner] | None,
         config: Section | None,
         *,
         seed: int,

@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from envs.base import EnvSpec
+from light_league.algorithms.base import Learner
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
@@ -33,9 +35,9 @@ class LearnerRunner:
         self,
         learner_id: str,
         env_name: str,
-        env_options: dict[str, object],
-        kind: str,
-        config: Section,
+        spec: EnvSpec,
+        learner: type[Learner] | None,
+        config: Section | None,
         *,
         seed: int,
         policy_server: PolicyStore,
@@ -43,18 +45,21 @@ class LearnerRunner:
         torch_threads: int = 1,
         device: str = "cpu",
     ) -> None:
-        import envs
-
+        """``learner``: the RL learner class the learner table resolved (with its ``config``);
+        ``spec``: the env's (the driver read it once)."""
+        if learner is None or config is None:
+            raise ValueError(
+                f"learner {learner_id!r}: a LearnerRunner trains an RL learner; pass its class and config"
+            )
         if torch_threads:
             import torch
 
             torch.set_num_threads(torch_threads)
-        spec = envs.make_batched(env_name, 1, **env_options).spec
         self.learner_id = learner_id
         check_device_here(device)
         self.device = device
         self.env_name = env_name
-        self.learner = make_learner(kind, spec, config, seed=seed, device=device)
+        self.learner = make_learner(learner, spec, config, seed=seed, device=device)
         self._initial = to_cpu(copy.deepcopy(self.learner.state_dict()))
         self._policy_server = policy_server
         self._episode_server = episode_server

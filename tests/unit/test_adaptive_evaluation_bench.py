@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import envs
 from light_league.run_dir import RUN_FORMAT
 from light_league.run_reader import RunReader
 
@@ -88,7 +89,7 @@ def test_game_bank_replays_the_same_games_and_plays_more_only_when_short(tmp_pat
 def test_tiny_bench_run_uses_the_evaluation_manager_and_caches_the_reference(tmp_path: Path) -> None:
     games = bench.Games("battalion", {"team_size": 2}, MEMBERS, envs=16)
     setup = bench.Setup(
-        bench._spec("battalion", {"team_size": 2}), "battalion", {"name": "nash"}, ["scripted_l2"]
+        envs.make_spec("battalion", team_size=2), "battalion", {"name": "nash"}, ["scripted_l2"]
     )
     lines: list[str] = []
     kwargs = dict(

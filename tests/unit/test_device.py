@@ -20,6 +20,7 @@ from light_league.build import learner_gpus, learner_placement
 from light_league.config import load_config
 from light_league.errors import ConfigError
 from light_league.execution.local_executor import LocalExecutor
+from light_league.learner_kinds import learner_kind
 from light_league.rollout.episode import EpisodeLoop
 from light_league.training.learner_runner import LearnerRunner
 from light_league.utils.device import check_device_here, resolve_device, tensor_devices, to_cpu
@@ -93,12 +94,14 @@ def test_a_cuda_learner_on_a_machine_without_cuda_is_one_line() -> None:
         check_device_here("cuda:0")
     assert "\n" not in str(err.value) and "learner.device=cuda:0" in str(err.value)
     with pytest.raises(ConfigError):
-        make_learner("mappo", envs.make_batched("kuhn_poker", 1).spec, MAPPOConfig(), seed=0, device="cuda")
+        make_learner(
+            MAPPOLearner, envs.make_batched("kuhn_poker", 1).spec, MAPPOConfig(), seed=0, device="cuda"
+        )
 
 
 def test_mappo_learner_updates_on_the_explicit_cpu_device_and_returns_cpu_state() -> None:
     spec = envs.make_batched("kuhn_poker", 1).spec
-    learner = make_learner("mappo", spec, MAPPOConfig(ppo_epoch=2), seed=0, device="cpu")
+    learner = make_learner(MAPPOLearner, spec, MAPPOConfig(ppo_epoch=2), seed=0, device="cpu")
     assert isinstance(learner, MAPPOLearner) and learner.device == torch.device("cpu")
     assert {p.device.type for p in learner.policy.parameters()} == {"cpu"}
     assert learner.policy.device == torch.device("cpu")
@@ -136,8 +139,8 @@ def test_learner_runner_takes_the_device_and_its_state_and_weights_are_cpu_only(
     runner = LearnerRunner(
         "main_agent_0",
         "kuhn_poker",
-        {},
-        "mappo",
+        envs.make_batched("kuhn_poker", 1).spec,
+        MAPPOLearner,
         MAPPOConfig(),
         seed=0,
         policy_server=servers,
@@ -157,8 +160,8 @@ def test_a_learner_runner_on_a_missing_gpu_is_a_one_line_config_error() -> None:
         LearnerRunner(
             "x",
             "kuhn_poker",
-            {},
-            "mappo",
+            envs.make_batched("kuhn_poker", 1).spec,
+            MAPPOLearner,
             MAPPOConfig(),
             seed=0,
             policy_server=servers,
@@ -187,13 +190,14 @@ class _OldPlugin(MAPPOLearner):
         super().__init__(spec, config, seed=seed)  # type: ignore[arg-type]
 
 
-def test_a_learner_whose_constructor_takes_no_device_runs_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_learner_whose_constructor_takes_no_device_runs_on_the_cpu() -> None:
     from light_league.algorithms import registry
 
     assert registry.takes_device(MAPPOLearner) and not registry.takes_device(_OldPlugin)
-    monkeypatch.setitem(registry.LEARNERS, "old_plugin", _OldPlugin)
+    kind = learner_kind(load_config(None, [f"learner.kind={__name__}:_OldPlugin"]).learner)
+    assert kind.learner is _OldPlugin and not kind.uses_device
     spec = envs.make_batched("kuhn_poker", 1).spec
-    learner = make_learner("old_plugin", spec, MAPPOConfig(), seed=0, device="cpu")
+    learner = make_learner(_OldPlugin, spec, MAPPOConfig(), seed=0, device="cpu")
     assert isinstance(learner, _OldPlugin) and learner.device == torch.device("cpu")
     with pytest.raises(ConfigError, match="trains on the CPU only"):
-        make_learner("old_plugin", spec, MAPPOConfig(), seed=0, device="cuda")
+        make_learner(_OldPlugin, spec, MAPPOConfig(), seed=0, device="cuda")

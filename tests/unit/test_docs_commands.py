@@ -24,7 +24,7 @@ def _commands(doc: str, prefix: str) -> list[list[str]]:
 def test_the_scheduler_switch_commands_of_plugins_md_validate(argv: list[str]) -> None:
     assert argv[0] == "--config"
     config = load_config(ROOT / argv[1], argv[2:])
-    _, scheduler = validate(config)
+    scheduler = validate(config).scheduler
     assert type(scheduler).__name__ == "HardestFirstScheduler"
 
 

@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the experiment config, assembled from every component's section
     ("config", ("config", "config_docs")),
     # wiring, checkpointing and the generation loop
-    ("run", ("build", "checkpoint", "runner", "run_reader", "exploit")),
+    ("run", ("build", "learner_kinds", "checkpoint", "runner", "run_reader", "exploit")),
     # the command line
     ("cli", ("cli",)),
 ]

@@ -10,12 +10,15 @@ import numpy as np
 import pytest
 import torch
 
+import envs
 from envs.base import EnvSpec
 from light_league.algorithms.base import TrainablePolicy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy
-from light_league.algorithms.registry import build_policy, learner_class, make_learner
+from light_league.algorithms.registry import build_policy, make_learner
+from light_league.config import load_config
 from light_league.data_buffer.episode import SampleBatch
 from light_league.errors import ConfigError, NonFiniteError
+from light_league.learner_kinds import learner_kind
 
 OBS, STATE, ACTIONS, TEAM = 6, 9, 4, 2
 
@@ -213,11 +216,16 @@ def test_policy_meta_rebuilds_the_policy_through_the_registry() -> None:
     np.testing.assert_array_equal(rebuilt.log_probs(obs, mask, idx), learner.policy.log_probs(obs, mask, idx))
 
 
-def test_registry_names_the_valid_kinds() -> None:
-    assert learner_class("mappo") is MAPPOLearner and MAPPOLearner.Config is MAPPOConfig
-    assert isinstance(make_learner("mappo", SPEC, MAPPOConfig(), seed=0), MAPPOLearner)
-    with pytest.raises(ConfigError, match="unknown learner 'mapo'; did you mean mappo"):
-        learner_class("mapo")
+def test_the_learner_table_names_the_valid_kinds() -> None:
+    from light_league.config import LearnerSection
+
+    mappo = learner_kind(LearnerSection())
+    assert mappo.learner is MAPPOLearner and MAPPOLearner.Config is MAPPOConfig
+    assert isinstance(make_learner(MAPPOLearner, SPEC, MAPPOConfig(), seed=0), MAPPOLearner)
+    with pytest.raises(
+        ConfigError, match=r"unknown learner 'mapo'; did you mean mappo\? \(valid: exact_br, mappo"
+    ):
+        learner_kind(LearnerSection(kind="mapo"))
 
 
 def test_config_refuses_out_of_range_and_unknown_fields() -> None:
@@ -329,21 +337,21 @@ def test_entropy_coefficient_follows_the_linear_schedule_to_its_final_fraction()
     assert constant.update(batch)["entropy_coef"] == 0.1  # no schedule, no decay
 
 
-def test_mappo_by_role_merges_fields_and_names_bad_ones() -> None:
+def test_by_role_merges_fields_and_names_bad_ones() -> None:
     from light_league.config import LearnerSection
 
     section = LearnerSection.model_validate(
         {
             "mappo": {"entropy_coef": 0.05, "clip_param": 0.1},
-            "mappo_by_role": {"main_exploiter": {"clip_param": 0.2}},
+            "by_role": {"main_exploiter": {"clip_param": 0.2}},
         }
     )
     exploiter = section.mappo_for("main_exploiter")
     assert (exploiter.clip_param, exploiter.entropy_coef) == (0.2, 0.05)
     assert section.mappo_for("main_agent") is section.mappo
-    bad = LearnerSection.model_validate({"mappo_by_role": {"main_exploiter": {"clip_parm": 0.2}}})
+    bad = LearnerSection.model_validate({"by_role": {"main_exploiter": {"clip_parm": 0.2}}})
     with pytest.raises(
-        ConfigError, match=r"learner\.mappo_by_role\.main_exploiter\.clip_parm.*did you mean clip_param"
+        ConfigError, match=r"learner\.by_role\.main_exploiter\.clip_parm.*did you mean clip_param"
     ):
         bad.mappo_for("main_exploiter")
 
@@ -371,8 +379,8 @@ def test_a_learner_never_publishes_non_finite_weights() -> None:
     runner = LearnerRunner(
         "main_agent_0",
         "rps",
-        {},
-        "mappo",
+        envs.make_spec("rps"),
+        MAPPOLearner,
         MAPPOConfig(),
         seed=0,
         policy_server=servers[0],
@@ -384,3 +392,20 @@ def test_a_learner_never_publishes_non_finite_weights() -> None:
     with pytest.raises(NonFiniteError, match="learner main_agent_0 \\(env 'rps'\\): .* non-finite weights"):
         runner.reset("other_0")
     assert np.isfinite(servers[0].get("main_agent_0").weights["actor.0.weight"]).all()
+
+
+def test_mappo_by_role_its_former_name_is_still_read() -> None:
+    from light_league.config import LearnerSection
+
+    former = LearnerSection.model_validate({"mappo_by_role": {"main_exploiter": {"clip_param": 0.3}}})
+    assert (
+        former.by_role == {"main_exploiter": {"clip_param": 0.3}}
+        and "mappo_by_role" not in former.model_dump()
+    )
+    assert load_config(None, ["learner.mappo_by_role={main_agent: {lr: 0.001}}"]).learner.mappo_for(
+        "main_agent"
+    ).lr == pytest.approx(0.001)
+    with pytest.raises(ConfigError, match="both are set; keep by_role alone"):
+        load_config(
+            None, ["learner.mappo_by_role={main_agent: {lr: 0.001}}", "learner.by_role={x: {lr: 0.1}}"]
+        )

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from light_league.algorithms.mappo import MAPPOConfig
+import envs
+from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.data_buffer.episode import SampleBatch
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
@@ -57,8 +58,8 @@ def build(executor: Executor, *, overlap: bool) -> tuple[TrainingManager, Any]:
             LearnerRunner,
             lid,
             ENV,
-            OPTIONS,
-            "mappo",
+            envs.make_spec(ENV, **OPTIONS),
+            MAPPOLearner,
             config,
             name=f"learner_{lid}",
             seed=i,

@@ -442,7 +442,7 @@ def test_config_names_what_does_not_combine_with_recurrence() -> None:
         [
             "learner.mappo.recurrent.cell=gru",
             "learner.mappo.recurrent.hidden_size=32",
-            "learner.mappo_by_role={main_exploiter: {recurrent: {chunk_length: 5}}}",
+            "learner.by_role={main_exploiter: {recurrent: {chunk_length: 5}}}",
         ],
     )
     merged = config.learner.mappo_for("main_exploiter").recurrent
