@@ -12,7 +12,7 @@ the local backend runs everything in it, torch on one thread) are shown; on a sh
 machine the CPU seconds are the steadier figure.
 
 Both sizes and both paths run in the same process, their generations interleaved: ``banked`` (frozen opponents of one
-architecture in one PolicyBank forward pass, the worker's cache holding the whole population)
+architecture in one bank forward pass (MAPPOBank), the worker's cache holding the whole population)
 and ``per-policy`` (the previous path: one forward pass per distinct opponent per step, the cache
 bounded at ``execution.policy_cache_size=16``).
 
@@ -75,7 +75,7 @@ def overrides(env: str, seed: int) -> list[str]:
 
 @contextmanager
 def per_policy_path(runner: Runner) -> Iterator[None]:
-    """The path before PolicyBank: no banks (the worker cache bounded at ``policy_cache_size``, 16)."""
+    """The path before policy banks: no banks (the worker cache bounded at ``policy_cache_size``, 16)."""
     workers: list[RolloutWorker] = [runner.executor.client(w) for w in runner.training.rollout.workers]
     for w in workers:
         w.policy_banks = False

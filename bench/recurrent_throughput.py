@@ -2,7 +2,7 @@
 feed-forward MAPPO, at the same batch, side by side in one run.
 
 **Rollout**: a RolloutWorker (the framework's rollout path: weights pulled from a PolicyServer,
-frozen opponents in a PolicyBank, the batch built and pushed into an EpisodeServer) plays
+frozen opponents in a policy bank, the batch built and pushed into an EpisodeServer) plays
 ``steps_per_call`` batched steps of ``envs_per_worker`` games per call, the learner against
 frozen copies of itself of the same kind: one copy (its own forward pass) or eight (one bank
 pass). The two networks alternate short timed slices; the ratio recurrent / feed-forward is the
@@ -51,7 +51,7 @@ class Case:
     label: str
     env_name: str
     options: dict[str, Any] = field(default_factory=dict)
-    opponents: int = 1  #: frozen copies of the learner (8: a PolicyBank pass)
+    opponents: int = 1  #: frozen copies of the learner (8: a bank pass)
 
 
 CASES = (

@@ -128,13 +128,15 @@ class RunReader:
         return ProbeTarget(name, gen, weights)
 
     def policy(self, member_id: str) -> Policy:
-        """A member's policy: a baseline's fixed policy, or the frozen snapshot in ``policies/``."""
-        config = self.config
-        if self.members().get(member_id) == "baseline":
-            import envs
+        """A member's policy: a baseline's fixed policy (the run's env options applied), or the
+        frozen snapshot in ``policies/``; both rebuilt by ``registry.build_policy``."""
+        from light_league.algorithms.registry import FIXED, build_policy  # torch: imported on first use
 
-            fixed: Policy = envs.make_fixed_policy(config.env.name, member_id, **config.env.options)
-            return fixed
+        if self.members().get(member_id) == "baseline":
+            env = self.config.env
+            return build_policy(
+                {}, {"kind": FIXED, "name": member_id}, env_name=env.name, env_options=env.options
+            )
         from light_league.algorithms.mappo.serialization import load_policy
 
         return load_policy(self.policy_path(member_id))

@@ -11,12 +11,20 @@ A policy with memory is a :class:`RecurrentPolicy`: a positive ``hidden_dim`` an
 ``step_log_probs``, which takes each agent's hidden state and returns the next one. Whoever runs
 it (the rollout loop, the exact game-tree evaluation) keeps one hidden state per agent, starts
 each episode from zeros and advances it on each of the agent's own decisions.
+
+**The bank hook.** A policy class whose instances can be evaluated many at once (their
+parameters stacked, one pass for the rows of all of them) declares ``bank_signature()``
+(hashable; policies with equal signatures can share a bank) and a static ``stack(policies)``
+that returns a :class:`PolicyBank`. Rollout workers bank the frozen opponents whose class
+declares it (:func:`bank_signature`), whatever learner made them; MAPPO's policy does
+(:class:`~light_league.algorithms.mappo.bank.MAPPOBank`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Hashable, Sequence
+from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -80,6 +88,43 @@ class RecurrentTrainablePolicy(RecurrentPolicy, Protocol):
 def hidden_dim(policy: object) -> int:
     """Width of the hidden state ``policy`` carries per agent; 0 for a policy without memory."""
     return int(getattr(policy, "hidden_dim", 0) or 0)
+
+
+#: logit given to illegal actions before a softmax (finite, so gradients stay clean; reference:
+#: ``onpolicy/algorithms/utils/distributions.py``)
+ILLEGAL_LOGIT = -1e10
+
+
+class PolicyBank(Protocol):
+    """Policies of one signature evaluated together: row ``n`` under member ``slots[n]``."""
+
+    @property
+    def hidden_dim(self) -> int:
+        """Width of a member's hidden state (0: feed-forward members)."""
+        ...
+
+    def log_probs(
+        self, slots: np.ndarray, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray
+    ) -> np.ndarray:
+        """(N, A) log-probabilities of row ``n`` under member ``slots[n]`` (feed-forward members)."""
+        ...
+
+    def step_log_probs(
+        self, slots: np.ndarray, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Recurrent members: the log-probabilities from each row's hidden state, and the next states."""
+        ...
+
+
+def bank_signature(policy: object) -> Hashable | None:
+    """``policy``'s bank signature when its class declares the bank hook, else None."""
+    signature = getattr(policy, "bank_signature", None)
+    return None if signature is None else cast(Hashable, signature())
+
+
+def stack(policies: Sequence[Policy]) -> PolicyBank:
+    """The bank of ``policies`` (one class, equal signatures): their class's ``stack``."""
+    return cast(PolicyBank, type(policies[0]).stack(policies))  # type: ignore[attr-defined]
 
 
 class Learner(ABC):

@@ -10,7 +10,7 @@ a new kind registers their loader under the entry-point group ``light_league.pol
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -106,10 +106,31 @@ def known_policy_kinds() -> list[str]:
     return sorted({*POLICY_LOADERS, *entry_points(POLICY_LOADER_GROUP)})
 
 
-def build_policy(weights: dict[str, np.ndarray], meta: dict[str, Any]) -> Policy:
-    """Rebuild a policy from its weights and ``policy_meta`` (its ``kind`` picks the loader)."""
+#: the policy kind of an env's fixed opponent (scripted levels, random): built, not loaded
+FIXED = "fixed"
+
+
+def build_policy(
+    weights: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    *,
+    env_name: str | None = None,
+    env_options: Mapping[str, Any] | None = None,
+) -> Policy:
+    """Rebuild a policy from what a run keeps of it: its weights and ``policy_meta`` (the meta's
+    ``kind`` picks the loader), or, for kind ``fixed``, the fixed opponent ``meta["name"]`` of env
+    ``env_name`` (default ``meta["env"]``) with ``env_options``. The one function that does it:
+    rollout workers and the evaluation (a PolicyServer entry's ``policy_meta``), ``load_policy``
+    (files) and ``RunReader.policy`` (a run's member) all call it."""
     kind = str(meta.get("kind"))
+    if kind == FIXED:
+        import envs
+
+        fixed: Policy = envs.make_fixed_policy(
+            env_name or str(meta["env"]), str(meta["name"]), **dict(env_options or {})
+        )
+        return fixed
     loader = policy_loader(kind)
     if loader is None:
-        raise unknown_name("policy kind", kind, known_policy_kinds())
-    return loader(weights, meta)
+        raise unknown_name("policy kind", kind, [*known_policy_kinds(), FIXED])
+    return loader(dict(weights), dict(meta))

@@ -28,6 +28,11 @@ class PolicyEntry:
     version: int = 0
     frozen: bool = False
 
+    @property
+    def policy_meta(self) -> dict[str, Any]:
+        """``meta`` with the entry's ``kind``: what rebuilds the policy (``registry.build_policy``)."""
+        return {**self.meta, "kind": self.kind}
+
 
 class PolicyServer:
     def __init__(self, *, storage_dir: str | None = None, max_in_memory: int = 64) -> None:

@@ -19,8 +19,8 @@ import numpy as np
 import envs
 from envs.base import EnvSpec
 from light_league.algorithms.base import Policy
+from light_league.algorithms.registry import build_policy
 from light_league.data_buffer.stores import PolicyStore
-from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.types import Behaviour, MatchResult
 
@@ -228,7 +228,10 @@ class EvaluationManager:
 
     def policies(self, ids: list[str]) -> dict[str, Policy]:
         entries = self.policy_server.pull({pid: 0 for pid in ids})
-        return {pid: policy_from_entry(entries[pid], self.env_name) for pid in ids}
+        return {
+            pid: build_policy(entries[pid].weights, entries[pid].policy_meta, env_name=self.env_name)
+            for pid in ids
+        }
 
     def member_policies(self, ids: list[str]) -> dict[str, Policy]:
         """:meth:`policies` of frozen members, built once and kept until :meth:`keep_members` drops them."""

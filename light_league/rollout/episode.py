@@ -10,8 +10,8 @@ seat it was drawn with until it ends, whatever later calls' distributions say. T
 * :meth:`EpisodeLoop.evaluate` — fixed pairings play a quota of episodes each, in one batch.
 
 Every game ``b`` has a policy per seat. Each step, all agents that one policy controls (across
-all games) go through that policy in one call, and all agents of the members of one
-:class:`~light_league.rollout.policy_bank.PolicyBank` through the bank in one call; actions are
+all games) go through that policy in one call, and all agents of the members of one bank
+(:mod:`light_league.rollout.policy_bank`) through the bank in one call; actions are
 sampled here with Gumbel-max from a seeded numpy generator, so a run is reproducible under its
 seed.
 
@@ -194,7 +194,7 @@ class EpisodeLoop:
         """Actions (B, N) for the ``active`` agents; ``agent_policy`` (B, N) indexes ``policies``.
 
         The log-probabilities of all rows are computed first (one call per policy, or one per
-        :class:`~light_league.rollout.policy_bank.PolicyBank` for banked policies), then every row
+        bank for banked policies), then every row
         is sampled in one draw.
         """
         actions = np.zeros(active.shape, dtype=np.int64)

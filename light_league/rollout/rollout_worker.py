@@ -4,8 +4,9 @@ One :class:`~light_league.rollout.episode.EpisodeLoop` per learner keeps that le
 running across calls, generations and resets: a game ends against the opponent it was drawn
 with, so no game is dropped and the results are not biased toward short games. Policies are
 cached (least recently used first out beyond ``cache_size``, never one a round needs); only
-versions newer than the cached ones are pulled from the PolicyServer. Frozen MAPPO policies are
-run through one :class:`~light_league.rollout.policy_bank.PolicyBank` per architecture.
+versions newer than the cached ones are pulled from the PolicyServer. Frozen policies whose class
+declares the bank hook (MAPPO's does; :func:`light_league.algorithms.base.bank_signature`) are run
+through one bank per signature (:mod:`light_league.rollout.policy_bank`).
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from light_league.algorithms.base import Policy, TrainablePolicy
-from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.algorithms.registry import build_policy
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.execution.base import TypedFuture, start_call
 from light_league.rollout.episode import EpisodeLoop, EvaluationResult, MatchResult
-from light_league.rollout.policies import policy_from_entry
 from light_league.rollout.policy_bank import BankedPolicy, build_banks
 from light_league.seeding import EVALUATION_STREAM, derive_seed
 from light_league.types import pack_results, unpack_results
@@ -78,6 +78,7 @@ class RolloutWorker:
             torch.set_num_threads(torch_threads)
         self._make_env = lambda: envs.make_batched(env_name, num_envs, **env_options)
         self.env_name = env_name
+        self.env_options = dict(env_options)
         self._seed = seed
         self._policy_server = policy_server
         self._episode_server = episode_server
@@ -99,8 +100,8 @@ class RolloutWorker:
     def _policies(self, wanted: dict[str, int]) -> dict[str, Policy]:
         """Policies for ``wanted`` (id -> minimum version), pulling only what is missing or stale.
 
-        Frozen MAPPO policies come back as members of a :class:`PolicyBank` (one per
-        architecture, over every frozen one cached), so the episode loop runs them in one pass.
+        Frozen policies with the bank hook come back as members of a bank (one per signature, over
+        every such frozen one cached), so the episode loop runs them in one pass.
         The cache keeps at least everything wanted now (all of a round's requests ask together),
         so a population larger than ``cache_size`` is not pulled again every round.
         """
@@ -108,7 +109,12 @@ class RolloutWorker:
         stale = {pid: v for pid, v in have.items() if v < max(wanted[pid], 1)}
         if stale:
             for pid, entry in self._policy_server.pull(stale).items():
-                self._cache[pid] = (entry.version, policy_from_entry(entry, self.env_name))
+                self._cache[pid] = (
+                    entry.version,
+                    build_policy(
+                        entry.weights, entry.policy_meta, env_name=self.env_name, env_options=self.env_options
+                    ),
+                )
                 if entry.frozen:
                     self._frozen.add(pid)
                 else:
@@ -125,12 +131,11 @@ class RolloutWorker:
         return {pid: banked.get(pid, self._cache[pid][1]) for pid in wanted}
 
     def _banked(self) -> dict[str, BankedPolicy]:
-        """Bank members of the cached frozen MAPPO policies (rebuilt when that set changes)."""
-        key = tuple(sorted(pid for pid in self._frozen if isinstance(self._cache[pid][1], MAPPOPolicy)))
+        """Bank members of the cached frozen policies (rebuilt when that set changes)."""
+        key = tuple(sorted(self._frozen))
         if key != self._bank_key:
             self._bank_key = key
-            mappo = {pid: self._cache[pid][1] for pid in key}
-            self._bank_members = build_banks(cast(dict[str, MAPPOPolicy], mappo)) if key else {}
+            self._bank_members = build_banks({pid: self._cache[pid][1] for pid in key}) if key else {}
         return self._bank_members
 
     def _loop(self, learner_id: str) -> EpisodeLoop:

@@ -16,11 +16,11 @@ import numpy as np
 
 from envs.base import EnvSpec
 from light_league.algorithms.base import Learner
+from light_league.algorithms.registry import build_policy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
 from light_league.errors import ConfigError
-from light_league.rollout.policies import policy_from_entry
 from light_league.training.component import LearnerComponent, UpdateResult
 
 
@@ -77,7 +77,10 @@ class ExactBRRunner:
 
         ids = [pid for pid, p in opponents.items() if p > 0]
         entries = self._policy_server.pull({pid: 0 for pid in ids})
-        pols = [policy_from_entry(entries[pid], self.env_name) for pid in ids]
+        pols = [
+            build_policy(entries[pid].weights, entries[pid].policy_meta, env_name=self.env_name)
+            for pid in ids
+        ]
         weights = np.array([opponents[pid] for pid in ids], dtype=np.float64)
         rows, metrics = [], {}
         for seat in (0, 1):

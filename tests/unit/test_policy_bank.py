@@ -1,15 +1,22 @@
-"""Frozen MAPPO actors stacked in a PolicyBank give the per-policy log-probabilities."""
+"""Frozen MAPPO actors stacked in a MAPPOBank give the per-policy log-probabilities; the bank hook
+banks any policy class that declares it, and the rollout side knows no MAPPO."""
 
 from __future__ import annotations
 
+import ast
 import functools
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from light_league.algorithms.mappo import bank as policy_bank
+from light_league.algorithms.mappo.bank import MAPPOBank as PolicyBank
 from light_league.algorithms.mappo.policy import MAPPOPolicy
-from light_league.rollout import policy_bank
-from light_league.rollout.policy_bank import BankedPolicy, PolicyBank, build_banks, policy_log_probs
+from light_league.rollout.policy_bank import BankedPolicy, build_banks, policy_log_probs
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # float32 log-probabilities up to ~10 in size: a batched matmul may sum in another order than the
 # per-policy one (CPU kernels differ between machines), a few ulps apart (2.9e-6 seen on CI)
@@ -145,3 +152,68 @@ def test_policy_log_probs_advances_the_hidden_states_of_recurrent_rows_only() ->
         np.testing.assert_allclose(hidden[sel, :12], after, **CLOSE)
     np.testing.assert_array_equal(hidden[:, 12:], before[:, 12:])
     np.testing.assert_array_equal(hidden[which == 4], before[which == 4])
+
+
+class Tabled:
+    """A policy of another learner, with the bank hook: a fixed action table per policy."""
+
+    calls = 0
+
+    def __init__(self, table: np.ndarray) -> None:
+        self.table = table.astype(np.float32)
+
+    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        logits = np.where(mask, self.table[agent_idx], -np.inf)
+        return logits - np.log(np.exp(logits).sum(1, keepdims=True))
+
+    def bank_signature(self) -> tuple[int, ...]:
+        return self.table.shape
+
+    @staticmethod
+    def stack(policies: Sequence[Tabled]) -> TabledBank:
+        return TabledBank([p.table for p in policies])
+
+
+class TabledBank:
+    hidden_dim = 0
+
+    def __init__(self, tables: list[np.ndarray]) -> None:
+        self.members = [Tabled(t) for t in tables]
+
+    def log_probs(
+        self, slots: np.ndarray, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray
+    ) -> np.ndarray:
+        Tabled.calls += 1
+        out = np.empty(mask.shape, dtype=np.float32)
+        for s, member in enumerate(self.members):
+            sel = slots == s
+            out[sel] = member.log_probs(obs[sel], mask[sel], agent_idx[sel])
+        return out
+
+
+def test_any_policy_class_that_declares_the_bank_hook_is_banked() -> None:
+    rng = np.random.default_rng(0)
+    tabled = {f"t{i}": Tabled(rng.normal(size=(3, 5))) for i in range(3)}
+    banked = build_banks({**tabled, "plain": make(0)} | {"odd": Tabled(rng.normal(size=(3, 4)))})
+    assert {k for k in banked} == {"t0", "t1", "t2", "plain", "odd"}  # MAPPO's hook too
+    assert banked["t0"].bank is banked["t2"].bank and isinstance(banked["t0"].bank, TabledBank)
+    assert banked["odd"].bank is not banked["t0"].bank and banked["plain"].bank is not banked["t0"].bank
+    without = TabledBank([np.zeros((3, 5))]).members[0]
+    without.bank_signature = lambda: None  # type: ignore[method-assign]  # an instance that declines
+    assert build_banks({"m": without}) == {}
+    obs, mask, idx = rows(90, 1)
+    idx = idx % 3
+    which = np.random.default_rng(2).integers(0, 3, 90)
+    before = Tabled.calls
+    got = policy_log_probs([banked[f"t{i}"] for i in range(3)], which, obs, mask, idx)
+    assert Tabled.calls == before + 1  # the three members' rows in one bank call
+    for i in range(3):
+        sel = which == i
+        np.testing.assert_allclose(got[sel], tabled[f"t{i}"].log_probs(obs[sel], mask[sel], idx[sel]))
+
+
+def test_the_rollout_side_imports_no_mappo() -> None:
+    for path in sorted((ROOT / "light_league" / "rollout").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("light_league.algorithms.mappo"), path.name

@@ -26,16 +26,18 @@ protocol asks.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from light_league.algorithms.base import ILLEGAL_LOGIT
+from light_league.algorithms.mappo.bank import MAPPOBank
 from light_league.algorithms.mappo.valuenorm import ValueNorm
 
-#: logit given to illegal actions (reference: ``onpolicy/algorithms/utils/distributions.py``)
-ILLEGAL_LOGIT = -1e10
+__all__ = ["ILLEGAL_LOGIT", "MAPPOPolicy", "RecurrentNet"]
 
 #: keys of ``policy_meta()["architecture"]`` (the recurrent ones only in a recurrent policy's)
 ARCH_KEYS = (
@@ -388,6 +390,29 @@ class MAPPOPolicy(nn.Module):
         s, _ = self._tensors(state, agent_idx, self.state_dim, "state")
         logp = self._log_probs(o, self._mask(mask, o.shape[0], self.num_actions), idx)
         return logp, self._values_np(s, idx)
+
+    # ------------------------------------------------------------------ the bank hook
+    def bank_signature(self) -> tuple[Any, ...]:
+        """Policies with equal signatures (sizes and architecture) can share a bank."""
+        return (
+            self.obs_dim,
+            self.num_actions,
+            self.team_size,
+            tuple(sorted((k, repr(v)) for k, v in self.arch.items())),
+        )
+
+    @staticmethod
+    def stack(policies: Sequence[MAPPOPolicy]) -> MAPPOBank:
+        """The frozen ``policies``' actors stacked into one bank (one forward pass for all)."""
+        return MAPPOBank(policies)
+
+    def actor_layers(self) -> list[nn.Module]:
+        """The actor's modules in the order they apply (a recurrent actor's GRU among them)."""
+        actor = self.actor
+        if isinstance(actor, RecurrentNet):
+            return [*actor.base, actor.rnn, actor.norm, actor.head]
+        assert isinstance(actor, nn.Sequential)
+        return list(actor)
 
     # ------------------------------------------------------------------ numpy API, recurrent
     @property
