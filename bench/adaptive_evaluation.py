@@ -46,11 +46,11 @@ import numpy as np
 
 import envs
 from light_league.agents.agent_manager import AgentManager
+from light_league.agents.meta_solvers import build_meta_solver
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.execution import build_executor
-from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.league.agent_pool import AgentType
 from light_league.rollout.episode import EvaluationResult, MatchResult
 from light_league.rollout.rollout_manager import RolloutManager

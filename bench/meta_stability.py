@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from bench_output import recorded
 
-from light_league.game_theory.meta_solvers import META_SOLVERS
+from light_league.agents.meta_solvers import META_SOLVERS
 from light_league.game_theory.uncertainty import meta_stability
 
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
+from light_league.agents.meta_solvers import build_meta_solver
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.episode_server import EpisodeServer
@@ -27,7 +28,6 @@ from light_league.errors import ConfigError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.evaluation.probe import Probe, ProbeSettings
 from light_league.execution import CallWatch, Executor, Handle, build_executor
-from light_league.game_theory.meta_solvers import build_meta_solver
 from light_league.learner_kinds import LearnerKind, learner_kind
 from light_league.plugins import validate_options
 from light_league.rollout.rollout_manager import RolloutManager

@@ -102,7 +102,7 @@ def render() -> str:
         body = render_section(cls.Config, "scheduler")
         body[0] = f"### `scheduler.name: {sname}`"
         lines.extend(body)
-    from light_league.game_theory.meta_solvers import META_SOLVERS, NoOptions
+    from light_league.agents.meta_solvers import META_SOLVERS, NoOptions
 
     lines += [
         "## `league.meta_solver`",

@@ -18,15 +18,16 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from light_league.agents.meta_solvers import META_SOLVERS, MetaSolver, checked_mixture
 from light_league.agents.payoff_table import PayoffTable
 from light_league.config_base import Section
 from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
-from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry, bradley_terry_ratings
-from light_league.game_theory.meta_solvers import META_SOLVERS, MetaSolver, checked_mixture
+from light_league.game_theory.elo import DEFAULT_BASELINES, bradley_terry_ratings
 from light_league.game_theory.nash import compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.game_theory.uncertainty import Stability, cell_intervals, meta_stability
 from light_league.league.agent_pool import AgentPool
+from light_league.league.elo_registry import EloRegistry
 from light_league.league.match_database import MatchDatabase
 from light_league.run_dir import RunDir
 from light_league.types import AgentRecord, AgentType, Behaviour, MatchResult, learner_role

@@ -1,6 +1,10 @@
-"""Game-theory math on arrays: Nash of zero-sum games, PFSP weights, Elo, decayed payoffs, diversity.
+"""Game-theory math on arrays: Nash of zero-sum games, meta-solvers, PFSP weights, Elo, decayed
+payoffs, diversity, payoff uncertainty.
 
-numpy/scipy only; nothing here knows about agents on disk, managers or executors.
+numpy and scipy only (``tests/unit/test_layering.py``); nothing here knows about files, configs,
+managers or executors. The meta-solvers' names, options and plugins are
+:mod:`light_league.agents.meta_solvers`'; Elo ratings kept in a file are
+:class:`light_league.league.EloRegistry`.
 """
 
 from light_league.game_theory.diversity import (
@@ -11,7 +15,7 @@ from light_league.game_theory.diversity import (
     embed_trajectory,
     pairwise_cosine_distances,
 )
-from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry, elo_delta, expected_score
+from light_league.game_theory.elo import DEFAULT_BASELINES, bradley_terry_ratings, elo_delta, expected_score
 from light_league.game_theory.nash import (
     build_payoff_matrix,
     compute_nash_distribution,
@@ -26,9 +30,9 @@ __all__ = [
     "DEFAULT_BASELINES",
     "DecayedPayoff",
     "DiversityTracker",
-    "EloRegistry",
     "TrajectoryBatch",
     "behaviour_features",
+    "bradley_terry_ratings",
     "build_payoff_matrix",
     "compute_nash_distribution",
     "diversity_score",

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from light_league.errors import unknown_name
+from light_league.game_theory.names import unknown_choice
 
 REDUCTIONS = ("mean", "min", "median")
 
@@ -146,7 +146,7 @@ def diversity_score(
 ) -> float:
     """Mean, min or median pairwise cosine distance of a population; 0.0 below two members."""
     if reduce not in REDUCTIONS:
-        raise unknown_name("diversity reduction", reduce, REDUCTIONS)
+        raise unknown_choice("diversity reduction", reduce, REDUCTIONS)
     if isinstance(embeddings, DiversityTracker):
         embeddings = embeddings.embeddings()
     if isinstance(embeddings, Mapping):

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.optimize import linprog
 
-from light_league.errors import unknown_name
+from light_league.game_theory.names import unknown_choice
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +277,7 @@ def compute_nash_distribution(
     skips the LP.
     """
     if method not in NASH_METHODS:
-        raise unknown_name("Nash method", method, NASH_METHODS)
+        raise unknown_choice("Nash method", method, NASH_METHODS)
     a = _as_game(payoff, square=True)
     if method == "lp":
         solved = _maximin(a)

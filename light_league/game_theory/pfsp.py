@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from light_league.game_theory.names import unknown_choice
+
 WEIGHTINGS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
     "hard": lambda x, p: (1.0 - x) ** p,
     "squared": lambda x, p: (1.0 - x) ** 2,
@@ -38,9 +40,7 @@ UNIFORM_FALLBACK_BELOW = 1e-10
 def pfsp_weights(win_rates: np.ndarray, weighting: str = "squared", p: float = 2.0) -> np.ndarray:
     """Unnormalised PFSP weights ``f(x)`` of win rates ``x`` in [0, 1]."""
     if weighting not in WEIGHTINGS:
-        from light_league.errors import unknown_name
-
-        raise unknown_name("PFSP weighting", weighting, WEIGHTINGS)
+        raise unknown_choice("PFSP weighting", weighting, WEIGHTINGS)
     x = np.asarray(win_rates, dtype=np.float64)
     if x.size and (np.any(np.isnan(x)) or x.min() < 0.0 or x.max() > 1.0):
         raise ValueError(f"win rates must lie in [0, 1], got {x.tolist()}")

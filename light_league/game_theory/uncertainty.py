@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from light_league.config_base import Section
-from light_league.game_theory.meta_solvers import MetaSolver, support_probability, total_variation
+from light_league.game_theory.meta_solvers import support_probability, total_variation
 
 #: two-sided level of the per-cell intervals
 INTERVAL_LEVEL = 0.95
@@ -103,6 +103,19 @@ def sample_tables(
     return out
 
 
+class TableSolver(Protocol):
+    """A meta-solver as :func:`meta_stability` calls it (``agents.meta_solvers.MetaSolver`` is one)."""
+
+    @property
+    def batched(self) -> bool:
+        """``solve_many`` takes a stack of tables in one call."""
+        ...
+
+    def solve_many(self, payoffs: np.ndarray, options: Any = None) -> np.ndarray:
+        """Mixtures ``(k, n)`` for the tables ``(k, n, n)`` with ``options``."""
+        ...
+
+
 @dataclass
 class Stability:
     """How far the meta-strategy moves when the table is redrawn from its posterior."""
@@ -114,8 +127,8 @@ class Stability:
 
 
 def meta_stability(
-    solver: MetaSolver,
-    options: Section | None,
+    solver: TableSolver,
+    options: Any,
     rates: np.ndarray,
     games: np.ndarray,
     mixture: np.ndarray,

@@ -11,10 +11,10 @@ from light_league.game_theory.diversity import (
     embed_trajectory,
     pairwise_cosine_distances,
 )
-from light_league.game_theory.elo import EloRegistry
 from light_league.game_theory.nash import build_payoff_matrix, compute_nash_distribution, nash_entropy
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.league.agent_pool import AgentPool, AgentRecord, AgentType, UnknownAgentError
+from light_league.league.elo_registry import EloRegistry
 from light_league.league.match_database import MatchDatabase
 from light_league.league.matchmaker import LeagueMatchmaker
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from light_league.errors import CorruptFileError
-from light_league.game_theory.elo import DEFAULT_BASELINES, EloRegistry, elo_delta, expected_score
+from light_league.game_theory.elo import DEFAULT_BASELINES, elo_delta, expected_score
+from light_league.league import EloRegistry
 
 
 def test_expected_score_known_values() -> None:

@@ -42,6 +42,19 @@ def test_envs_import_nothing_from_the_framework() -> None:
     assert offenders == []
 
 
+def test_game_theory_imports_numpy_and_scipy_only() -> None:
+    """The math floor: the standard library, numpy, scipy and its own modules; nothing of the
+    framework (errors, configs, files) and no other package."""
+    allowed = {"numpy", "scipy", "__future__", *sys.stdlib_module_names}
+    offenders = [
+        f"{p.relative_to(ROOT)}: {m}"
+        for p in sorted((ROOT / "light_league" / "game_theory").rglob("*.py"))
+        for m in sorted(imported_modules(p))
+        if m.split(".")[0] not in allowed and not m.startswith("light_league.game_theory")
+    ]
+    assert offenders == []
+
+
 def test_the_local_path_never_loads_ray() -> None:
     code = (
         "import sys, light_league.runner, light_league.build, light_league.cli, envs; "

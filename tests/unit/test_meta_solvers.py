@@ -5,19 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from light_league.config import load_config
-from light_league.errors import ConfigError
-from light_league.game_theory.meta_solvers import (
+from light_league.agents.meta_solvers import (
     META_SOLVERS,
     MetaSolver,
     PRDOptions,
-    alpharank,
     build_meta_solver,
+    resolve_meta_solver,
+)
+from light_league.config import load_config
+from light_league.errors import ConfigError
+from light_league.game_theory.meta_solvers import (
+    alpharank,
     maxent_nash,
     nash,
     prd,
     qre,
-    resolve_meta_solver,
     total_variation,
     uniform,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from light_league.game_theory.meta_solvers import META_SOLVERS, PRDOptions
+from light_league.agents.meta_solvers import META_SOLVERS, PRDOptions
 from light_league.game_theory.uncertainty import cell_intervals, meta_stability, sample_tables
 
 
