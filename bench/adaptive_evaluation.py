@@ -274,7 +274,7 @@ def replay(
             spent += evaluation.run(agents).games
             agents.advance()
         stats = agents.solve()
-        agents.matches.sync()
+        agents.results.matches.sync()
     cells = {
         (a, b): float(stats.games[i, j])
         for i, a in enumerate(stats.ids)
@@ -311,7 +311,7 @@ def reference(
         result = rollout.evaluate(pairings)
         agents.record_evaluation(result.results, {})
         stats = agents.solve()
-        agents.matches.sync()
+        agents.results.matches.sync()
     seat0: dict[str, list[float]] = {}
     for r in result.results:
         seat0.setdefault(f"{r.player_id}|{r.opponent_id}", []).append(r.outcome)

@@ -26,19 +26,16 @@ from typing import Any
 import torch
 
 from light_league.agents.agent_manager import AgentManager
-from light_league.agents.payoff_table import PayoffTable
 from light_league.data_buffer.policy_files import load_policy_files
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import CorruptFileError
 from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
-from light_league.game_theory.diversity import DiversityTracker
-from light_league.game_theory.payoff import DecayedPayoff
 from light_league.league.match_database import record_generation
 from light_league.run_dir import RunDir, safe_name
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.training.component import LearnerComponent
 from light_league.training.training_manager import TrainingManager
-from light_league.types import AgentType, learner_role
+from light_league.types import AgentType
 from light_league.utils.atomic import (
     JsonlLog,
     atomic_write_bytes,
@@ -47,6 +44,7 @@ from light_league.utils.atomic import (
     read_json,
     remove_temp_files,
 )
+from light_league.utils.checks import is_int, is_num, require
 
 
 @dataclass
@@ -174,7 +172,7 @@ class Checkpointer:
         remove_temp_files(rd.root)
         agents = self.agents
         if rd.matches.exists():
-            agents.matches.cut(cut)
+            agents.results.matches.cut(cut)
         self.generations_log.truncate_to(gen)
         for record in agents.pool.list():
             if record.agent_id not in keep:
@@ -239,60 +237,24 @@ def _malformed(path: Path, exc: BaseException) -> CorruptFileError:
 
 
 def _check_state(ck: Checkpointer, path: Path, state: Any) -> None:
-    """Every field of ``state.json`` has the type resume needs (a one-line error otherwise)."""
-
-    def need(cond: bool, what: str) -> None:
-        if not cond:
-            raise TypeError(what)
-
-    def is_int(v: Any) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
-
-    def is_num(v: Any) -> bool:
-        return isinstance(v, int | float) and not isinstance(v, bool)
-
+    """Every field of ``state.json`` has the type resume needs (a one-line error otherwise): the
+    Checkpointer's own fields here, each component's part by that component."""
     try:
-        need(isinstance(state, dict), f"a JSON {type(state).__name__}, not an object")
-        need(is_int(state["generation"]) and state["generation"] >= 0, "'generation' is not an integer >= 0")
+        require(isinstance(state, dict), f"a JSON {type(state).__name__}, not an object")
+        require(
+            is_int(state["generation"]) and state["generation"] >= 0, "'generation' is not an integer >= 0"
+        )
         members = state["members"]
-        need(
+        require(
             isinstance(members, list) and all(safe_name(m) for m in members), "'members' is not a list of ids"
         )
-        need(is_int(state["env_steps"]), "'env_steps' is not an integer")
-        need(is_num(state["wall_s"]), "'wall_s' is not a number")
-        need(state.get("last_nash_conv") is None or is_num(state["last_nash_conv"]), "'last_nash_conv'")
+        require(is_int(state["env_steps"]), "'env_steps' is not an integer")
+        require(is_num(state["wall_s"]), "'wall_s' is not a number")
+        require(state.get("last_nash_conv") is None or is_num(state["last_nash_conv"]), "'last_nash_conv'")
         mb = state.get("matches_bytes", 0)
-        need(is_int(mb) and mb >= 0, "'matches_bytes' is not an integer >= 0")
-        agents = state["agents"]
-        need(isinstance(agents, dict), "'agents' is not an object")
-        need(is_int(agents["generation"]) and is_int(agents.get("session", 0)), "agents.generation/session")
-        for key in ("steps_since", "steps_total", "snapshots"):
-            need(
-                isinstance(agents[key], dict) and all(is_int(v) for v in agents[key].values()),
-                f"agents.{key}",
-            )
-        need(
-            isinstance(agents["nash"], dict) and all(is_num(v) for v in agents["nash"].values()),
-            "agents.nash",
-        )
-        need(isinstance(agents["learners"], dict), "agents.learners")
-        known_roles = {setup.role for setup in ck.scheduler.learners()}
-        for role in agents["learners"].values():
-            need(
-                learner_role(role) in known_roles,
-                f"agents.learners: role {role!r} is not a role of the scheduler",
-            )
-        elo = agents["elo"]
-        need(isinstance(elo, dict), "agents.elo is not an object")
-        need(
-            isinstance(elo["ratings"], dict) and all(is_num(v) for v in elo["ratings"].values()),
-            "elo ratings",
-        )
-        need(isinstance(elo["games"], dict) and all(is_int(v) for v in elo["games"].values()), "elo games")
-        PayoffTable.from_state_dict(agents["payoff"])
-        DecayedPayoff.from_state_dict(agents["training"])
-        DiversityTracker.from_state_dict(agents["diversity"])
-        need(isinstance(state["scheduler"], dict), "'scheduler' is not an object")
+        require(is_int(mb) and mb >= 0, "'matches_bytes' is not an integer >= 0")
+        AgentManager.check_state(state["agents"], {setup.role for setup in ck.scheduler.learners()})
+        require(isinstance(state["scheduler"], dict), "'scheduler' is not an object")
         try:
             probe = copy.deepcopy(ck.scheduler)
         except Exception:  # a plugin scheduler that cannot be copied: checked when it is loaded

@@ -7,14 +7,19 @@ A pairing never played is NaN with a count of 0 — unknown, never a made-up num
 
 Sums and counts live in two square numpy arrays indexed by agent (grown by doubling), so the
 whole table over a population of ``n`` comes out in a few array operations instead of ``n²``
-dictionary look-ups.
+dictionary look-ups. Pairs entered as exact expected payoffs (poker by tree walk) are marked
+``exact``: no sampling uncertainty. :meth:`PayoffTable.ratings` fits every agent's Elo to the
+table (Bradley-Terry).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from light_league.game_theory.elo import bradley_terry_ratings
 
 
 class PayoffTable:
@@ -22,6 +27,8 @@ class PayoffTable:
         self._index: dict[str, int] = {}
         self._sum = np.zeros((0, 0))  #: [seat0, seat1] sum of seat 0's outcomes
         self._n = np.zeros((0, 0))  #: [seat0, seat1] games
+        #: unordered pairs ``(min, max)`` whose payoff is exact: no sampling uncertainty
+        self.exact: set[tuple[str, str]] = set()
 
     def _slot(self, agent: str) -> int:
         """Row of ``agent``, adding it (and growing the arrays) when new."""
@@ -102,6 +109,27 @@ class PayoffTable:
         _, counts = self._sub(ids)
         rows, cols = np.nonzero(np.triu((counts + counts.T) == 0, k=1))
         return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist())]
+
+    def add_exact(self, seat0: str, seat1: str, value: float, games: float) -> None:
+        """An exact expected outcome ``value`` (seat 0's) entered as ``games`` nominal games."""
+        self.add(seat0, seat1, value * games, games)
+        self.exact.add((min(seat0, seat1), max(seat0, seat1)))
+
+    def exact_cells(self, ids: list[str]) -> np.ndarray:
+        """(n, n) bool: the cells of ``ids`` whose payoff is exact."""
+        exact = np.array([[(min(a, b), max(a, b)) in self.exact for b in ids] for a in ids], dtype=bool)
+        return exact.reshape(len(ids), len(ids))
+
+    def ratings(self, ids: list[str], fixed: Mapping[str, float], prior_rating: float) -> dict[str, float]:
+        """Fitted Elo of ``ids``: Bradley-Terry over every game in the table (``fixed``: the
+        baselines' ratings, held). Every agent ever entered takes part (a member evicted from the
+        pool still anchors those it played)."""
+        everyone = list(dict.fromkeys([*self.agents(), *ids]))
+        scores, games = self.scores(everyone)
+        held = np.array([fixed.get(a, np.nan) for a in everyone], dtype=np.float64)
+        fitted = bradley_terry_ratings(scores, games, held, prior_rating=prior_rating)
+        wanted = set(ids)
+        return {a: float(r) for a, r in zip(everyone, fitted.tolist()) if a in wanted}
 
     def state_dict(self) -> dict[str, Any]:
         agents = list(self._index)

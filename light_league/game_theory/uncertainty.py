@@ -173,3 +173,42 @@ def meta_stability(
         draws=int(solved.shape[0]),
         seconds=time.perf_counter() - start,
     )
+
+
+def refinement_priorities(
+    rates: np.ndarray, games: np.ndarray, meta: np.ndarray, exact: np.ndarray, cap: float
+) -> list[tuple[int, int, float]]:
+    """Played cells ``(i, j)`` (``i < j``) worth more evaluation games and their priority,
+    highest first (adaptive evaluation).
+
+    With ``m`` the meta-strategy ``meta`` of the table ``W`` (``rates``), member ``k`` scores
+    ``u_k = sum_j m_j W[k, j]`` against it, and the mixture itself ``v = m W m`` (0.5 in a
+    win-rate table). What decides the mixture is which side of ``v`` each ``u_k`` lies on
+    (outside the support below it, inside equal to it). ``f_k`` is the probability that ``u_k``
+    lies on the other side (normal approximation, each cell's standard deviation from its 95%
+    interval): 1/2 for support members, near 0 for members far outside. Cell ``(i, j)`` enters
+    ``u_i`` with weight ``m_j`` and ``u_j`` with weight ``m_i``, so its priority is
+    ``(f_i m_j + f_j m_i) * sd_ij``: cells between support members, and between the support and
+    members that may belong to it. Cells no decision depends on (both members clearly outside the
+    support), ``exact`` cells and cells with ``cap`` games or more are left out.
+    """
+    from scipy import special
+
+    n = rates.shape[0]
+    low, high = cell_intervals(rates, games, exact)
+    sd = (high - low) / (2.0 * 1.959964)
+    scores = rates @ meta
+    value = float(meta @ scores)
+    spread = np.sqrt((sd**2) @ (meta**2))
+    gap = np.abs(scores - value)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flip = np.where(spread > 0, 0.5 * special.erfc(gap / (spread * np.sqrt(2.0))), 0.0)
+    flip[gap <= 1e-9] = 0.5
+    priority = (flip[:, None] * meta[None, :] + meta[:, None] * flip[None, :]) * sd
+    priority[np.tril_indices(n)] = 0.0
+    priority[(games >= cap) | exact] = 0.0
+    order = np.argsort(-priority, axis=None, kind="stable")
+    rows, cols = np.unravel_index(order, priority.shape)
+    return [
+        (i, j, float(priority[i, j])) for i, j in zip(rows.tolist(), cols.tolist()) if priority[i, j] > 0.0
+    ]

@@ -16,6 +16,7 @@ from typing import Any
 from light_league.errors import CorruptFileError
 from light_league.game_theory.elo import DEFAULT_BASELINES, elo_delta
 from light_league.utils.atomic import atomic_write_json, read_json
+from light_league.utils.checks import is_int, numbers, require
 
 
 class EloRegistry:
@@ -84,6 +85,15 @@ class EloRegistry:
             self._games[name] = self._games.get(name, 0) + int(n_games)
         return delta
 
+    def update_games(self, games: list[tuple[str, str, float]]) -> None:
+        """Games ``(a, b, a's outcome)`` one by one in the order they finished, each rated from the
+        side that is not a baseline (a game between two baselines changes nothing)."""
+        for a, b, outcome in games:
+            if not self.is_baseline(a):
+                self.update(a, b, outcome)
+            elif not self.is_baseline(b):
+                self.update(b, a, 1.0 - outcome)
+
     def state_dict(self) -> dict[str, Any]:
         """JSON-able state (baselines included for reference; they are not read back)."""
         return {
@@ -93,6 +103,13 @@ class EloRegistry:
             "games": dict(self._games),
             "baselines": dict(self.baselines),
         }
+
+    @staticmethod
+    def check_state(state: Any) -> None:
+        """Raise ``TypeError`` unless ``state`` is a :meth:`state_dict` (ratings and game counts)."""
+        require(isinstance(state, dict), "agents.elo is not an object")
+        require(numbers(state["ratings"]), "elo ratings")
+        require(numbers(state["games"], is_int), "elo games")
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
         """Write the registry atomically to ``path`` (default: the constructor's path)."""

@@ -70,7 +70,7 @@ def test_priorities_go_to_the_support_and_its_near_ties_not_to_cells_between_out
     agents = league(tmp_path)
     # 32 games per cell at the hidden rates (rounded): a beats b 18-14, the rest as in P
     for (a, b), p in P.items():
-        agents.payoff_table.add(a, b, round(32 * p), 32.0)
+        agents.results.payoff_table.add(a, b, round(32 * p), 32.0)
     ranked = agents.refinement_priorities(cap=1000)
     pairs = [(a, b) for a, b, _ in ranked]
     assert pairs[0] == ("a", "b")  # b may still beat a: the mixture's decision
@@ -78,7 +78,7 @@ def test_priorities_go_to_the_support_and_its_near_ties_not_to_cells_between_out
     top = ranked[0][2]
     assert all(p < 0.1 * top for a, b, p in ranked[1:])  # a against the clearly weaker c and d
     assert agents.refinement_pairs(cap=1000) == pairs
-    agents.payoff_table.add("a", "b", 500.0, 1000.0)  # the decisive cell at the cap: left out
+    agents.results.payoff_table.add("a", "b", 500.0, 1000.0)  # the decisive cell at the cap: left out
     assert ("a", "b") not in agents.refinement_pairs(cap=1000)
 
 
