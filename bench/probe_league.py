@@ -54,12 +54,13 @@ def run_main(argv: list[str], log: Path) -> None:
 def league_runs(config: Path, seed: int, work: Path) -> tuple[Path, Path]:
     """The shipped config's run and the self-play run of the same wall time."""
     from light_league.config import load_config
+    from light_league.run_dir import RunDir
 
     league, self_play = work / f"league_s{seed}", work / f"self_play_s{seed}"
     common = ["--config", str(config), "--quiet", f"experiment.seed={seed}"]
-    if not (league / "generations.jsonl").exists():
+    if not RunDir(league).generations.exists():
         run_main([*common, "--run-dir", str(league)], work / f"league_s{seed}.log")
-    if not (self_play / "generations.jsonl").exists():
+    if not RunDir(self_play).generations.exists():
         wall = load_config(config, []).stop.max_wall_s
         extra = ["scheduler.name=self_play", "stop.max_generations=100000", f"stop.max_wall_s={wall}"]
         run_main([*common, "--run-dir", str(self_play), *extra], work / f"self_play_s{seed}.log")
