@@ -108,7 +108,11 @@ def explain(run_dir: Path) -> None:
     previous: tuple[list[str], np.ndarray] | None = None
     for record in run.records():
         table = run.payoff(record["generation"])
-        ids, nash, rates = table.agent_ids, table.nash, table.win_rates
+        ids, nash, rates = (
+            table.agent_ids,
+            table.meta_strategy,
+            table.win_rates,
+        )  # the Nash mixture by default
         support = ", ".join(f"{ids[i]} {nash[i]:.2f}" for i in np.argsort(-nash) if nash[i] >= 0.01)
         line = f"  gen {table.generation:3d}  support: {support}"
         if previous is not None:

@@ -205,7 +205,6 @@ def grow(runner: Runner, size: int) -> None:
 
 def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
     """The calls of one generation that are timed, by label: the Runner's phases and their parts."""
-    meta_game = importlib.import_module("light_league.agents.meta_game")
     runner_module = importlib.import_module("light_league.runner")
     return {
         "plan": (runner.scheduler, "next_tasks"),
@@ -217,7 +216,7 @@ def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
         "record_evaluation": (runner.agents, "record_evaluation"),
         "solve": (runner.agents, "solve"),
         "matrix": (runner.agents.results.payoff_table, "matrix"),
-        "nash": (meta_game, "compute_nash_distribution"),
+        "nash": (runner.agents.meta_game, "mixture"),  # the meta-strategy's one solve (the Nash LP)
         "payoff_files": (runner_module, "save_payoff_snapshot"),
         "log_payoff": (runner.logger, "log_payoff"),
         "checkpoint": (runner.checkpointer, "save"),

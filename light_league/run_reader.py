@@ -113,7 +113,7 @@ class RunReader:
                     f"{', '.join(sorted(set(members.values())))}); use --target meta or a member id"
                 )
         elif name == "meta":
-            meta = record.get("meta_strategy", record.get("nash"))
+            meta = record.get("meta_strategy")  # read_generations gives it its one name
             if not isinstance(meta, dict) or not meta:
                 raise LeagueError(f"{self.run_dir.generations}: generation {gen} has no meta_strategy")
             weights = {str(k): float(w) for k, w in meta.items() if float(w) > 0}

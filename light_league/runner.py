@@ -26,7 +26,6 @@ from light_league.data_buffer.policy_server import PolicyServer
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.evaluation.probe import Probe, ProbeTarget, probe_summary, save_probe
 from light_league.execution import Executor, Handle
-from light_league.game_theory.nash import nash_entropy
 from light_league.run_dir import RunDir
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.seeding import derive_seed as derive_seed  # its former home
@@ -241,8 +240,6 @@ class Runner:
             "wall_s": round(self.wall_s(), 3),
             "env_steps": self.env_steps,
             "population": [{"id": i, "role": r} for i, r in zip(stats.ids, stats.roles)],
-            "nash": dict(zip(stats.ids, [round(p, 6) for p in stats.nash.tolist()])),
-            "nash_entropy": stats.nash_entropy,
             **_meta_record(stats),
             "rating": {k: round(v, 2) for k, v in stats.rating.items()},
             "elo_sequential": {k: round(v, 2) for k, v in stats.elo.items()},
@@ -278,7 +275,6 @@ class Runner:
         self, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
     ) -> dict[str, float]:
         out: dict[str, float] = {
-            "league/nash_entropy": stats.nash_entropy,
             "league/population_size": float(len(stats.ids)),
             "rollout/env_steps_per_s": float(record["env_steps_per_s"]),
             "rollout/env_steps": float(self.env_steps),
@@ -317,7 +313,7 @@ def _meta_record(stats: LeagueStats) -> dict[str, Any]:
     out: dict[str, Any] = {
         "meta_solver": stats.meta_solver,
         "meta_strategy": dict(zip(stats.ids, [round(p, 6) for p in meta.tolist()])),
-        "meta_entropy": nash_entropy(meta),
+        "meta_entropy": stats.meta_entropy,
     }
     if stats.stability is not None:
         out["meta_stability"] = {
@@ -330,7 +326,7 @@ def _meta_record(stats: LeagueStats) -> dict[str, Any]:
 
 def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
     """``league/meta_entropy``, ``league/meta_stability`` (+ draws) and ``support/<agent>``."""
-    out = {"league/meta_entropy": nash_entropy(stats.meta_strategy)}
+    out = {"league/meta_entropy": stats.meta_entropy}
     if stats.stability is not None:
         out["league/meta_stability"] = stats.stability.tv_mean
         out["league/meta_stability_draws"] = float(stats.stability.draws)
@@ -369,16 +365,15 @@ def _latest_probes(log: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def payoff_snapshot(gen: int, stats: LeagueStats) -> PayoffSnapshot:
-    """The generation's payoff table, Nash and meta-strategy (saved, logged and reported)."""
+    """The generation's payoff table and meta-strategy (saved, logged and reported)."""
     return PayoffSnapshot(
         gen,
         stats.ids,
         stats.roles,
         stats.win_rates,
         stats.games,
-        stats.nash,
+        stats.meta_strategy,
         stats.ci_low,
         stats.ci_high,
-        stats.meta,
         stats.meta_solver,
     )

@@ -196,7 +196,7 @@ class TrainingTask:
     #: against the learner's current weights).
     opponents: dict[str, float]
     env_steps: int
-    #: how the opponent distribution was weighted ("pfsp", "nash", "pfsp_nash", "uniform", "self_play", ...)
+    #: how the opponent distribution was weighted ("pfsp", "meta", "pfsp_meta", "meta_strategy", "uniform", "self_play", ...)
     weighting: str = "pfsp"
     #: free-form, JSON-able notes logged with the task (e.g. the league's branch masses)
     info: dict[str, Any] = field(default_factory=dict)

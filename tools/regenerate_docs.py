@@ -164,13 +164,13 @@ def render_league_run_table(data: Path) -> str:
         _provenance(data),
         f"{len(records)} generations; the last ended {records[-1]['wall_s']:.0f} s after the start.",
         "",
-        head + " | Nash mixture (mass ≥ 0.05) | Nash entropy |",
+        head + " | meta-strategy (mass ≥ 0.05) | its entropy |",
         "|---:|---:|---:|---:|---|---:|" + "---:|" * len(BASELINES) + "---|---:|",
     ]
     for r in records:
         newest = {k: v for k, v in vs[r["generation"]].items() if k.startswith("main_agent")}
         main, rates = next(iter(newest.items())) if newest else ("-", {})
-        support = sorted(((p, a) for a, p in r["nash"].items() if p >= 0.05), reverse=True)
+        support = sorted(((p, a) for a, p in r["meta_strategy"].items() if p >= 0.05), reverse=True)
         mixture = ", ".join(f"{a} {p:.2f}" for p, a in support)
         cells = [
             str(r["generation"]),
@@ -181,7 +181,7 @@ def render_league_run_table(data: Path) -> str:
             rating(r.get("rating", r.get("elo", {})).get(main)),
             *(fraction(rates.get(b)) for b in BASELINES),
             mixture,
-            fraction(r["nash_entropy"]),
+            fraction(r["meta_entropy"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -212,7 +212,8 @@ def render_league_run_screenshot(data: Path) -> str:
     """The caption of docs/img/tensorboard_payoff.png, taken from the captured run's last generation."""
     snapshot = _snapshot(data / "last_payoff.json")
     support = sorted(
-        ((p, a) for a, p in zip(snapshot.agent_ids, snapshot.nash, strict=True) if p >= 5e-4), reverse=True
+        ((p, a) for a, p in zip(snapshot.agent_ids, snapshot.meta_strategy, strict=True) if p >= 5e-4),
+        reverse=True,
     )
     newest = [e["id"] for e in newest_entries(snapshot, {}) if e["role"] == "main_agent"]
     return (
@@ -221,7 +222,7 @@ def render_league_run_screenshot(data: Path) -> str:
         "pixels: `python tools/regenerate_docs.py --capture league_run RUN_DIR` and "
         "`python tools/tensorboard_screenshot.py RUN_DIR --height 900` on the same run (`--relog` draws a "
         "run made before the current charts anew from its payoff files). The heatmap shows "
-        "the focus: the Nash support is "
+        "the focus: the meta-strategy's support is "
         + ", ".join(f"`{a}` {p:.2f}" for p, a in support)
         + (f", and the row of the newest main snapshot `{newest[0]}` gives its win rate" if newest else "")
         + f" against every baseline. {_provenance(data)})"

@@ -4,8 +4,8 @@ A facade over its parts, each of which keeps (and checks) its own state: the
 :class:`~light_league.league.AgentPool` (frozen members), the :class:`LearnerBook` (each learner's
 role, steps and snapshots), the :class:`GameRecords` (match log, AlphaStar's decayed win rates of
 training games, which gate snapshots and weight PFSP, the evaluation payoff table, the sequential
-Elo, behaviour diversity) and the :class:`MetaGame` (the Nash mixture and the meta-strategy, their
-stability, adaptive evaluation's priorities). It is the scheduler's read-only
+Elo, behaviour diversity) and the :class:`MetaGame` (the meta-strategy, its stability, adaptive
+evaluation's priorities). It is the scheduler's read-only
 :class:`~light_league.scheduling.task_scheduler.LeagueView`.
 """
 
@@ -87,11 +87,8 @@ class AgentManager:
     def games(self, a: str, b: str) -> float:
         return self.results.training.games(a, b)
 
-    def nash(self) -> dict[str, float]:
-        return dict(self.meta_game.nash)
-
     def meta_strategy(self) -> dict[str, float]:
-        return dict(self.meta_game.meta or self.meta_game.nash)
+        return dict(self.meta_game.meta_strategy)
 
     def payoff(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         ids = self.member_ids()
@@ -154,7 +151,7 @@ class AgentManager:
         return self.results.payoff_table.missing(self.member_ids())
 
     def solve(self, game: Callable[[list[str]], dict[str, Any]] | None = None) -> LeagueStats:
-        """Payoff table, Nash mixture and meta-strategy, entropy, Elo and diversity of the current
+        """Payoff table, meta-strategy and its entropy, Elo and diversity of the current
         population. ``game(ids)`` gives a game meta-solver (``MetaSolver.game``) what it reads
         besides the table: ``{"game": ExactGame}`` for the members ``ids``."""
         records = self.pool.list()
@@ -173,11 +170,10 @@ class AgentManager:
             [r.agent_type.value for r in records],
             rates,
             games,
-            solved.nash,
-            nash_entropy(solved.nash),
+            solved.meta_strategy,
+            nash_entropy(solved.meta_strategy),
             {i: self.results.elo.get_rating(i) for i in ids},
             diversity.diversity_score() if len(diversity) >= 2 else None,
-            meta=solved.meta,
             meta_solver=self.meta_game.solver.name,
             ci_low=solved.ci_low,
             ci_high=solved.ci_high,

@@ -15,7 +15,6 @@ import numpy as np
 
 from light_league.agents.meta_solvers import META_SOLVERS, MetaSolver, checked_mixture
 from light_league.config_base import Section
-from light_league.game_theory.nash import compute_nash_distribution
 from light_league.game_theory.uncertainty import (
     Stability,
     cell_intervals,
@@ -33,33 +32,27 @@ class LeagueStats:
     roles: list[str]
     win_rates: np.ndarray
     games: np.ndarray
-    nash: np.ndarray
-    nash_entropy: float
+    #: the meta-strategy: the configured meta-solver's mixture (the Nash mixture by default)
+    meta_strategy: np.ndarray
+    meta_entropy: float
     #: sequential Elo (game by game, order-dependent): a secondary figure
     elo: dict[str, float]
     diversity: float | None
     #: the rating: Elo from a Bradley-Terry fit over all rated games (order-independent)
     rating: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
-    #: the meta-strategy (the configured meta-solver's mixture; equal to ``nash`` by default)
-    meta: np.ndarray | None = None
     meta_solver: str = "nash"
     #: (n, n) bounds of each cell's 95% interval (zero width for exact cells and the diagonal)
     ci_low: np.ndarray | None = None
     ci_high: np.ndarray | None = None
     stability: Stability | None = None
 
-    @property
-    def meta_strategy(self) -> np.ndarray:
-        return self.nash if self.meta is None else self.meta
-
 
 @dataclass
 class Solved:
-    """A table solved: the Nash mixture, the meta-strategy, each cell's 95% interval, stability."""
+    """A table solved: the meta-strategy, each cell's 95% interval, its stability."""
 
-    nash: np.ndarray
-    meta: np.ndarray
+    meta_strategy: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
     stability: Stability | None
@@ -80,9 +73,8 @@ class MetaGame:
         self.stability_draws = stability_draws
         self.stability_max_s = stability_max_s
         self.seed = seed
-        #: the last solution's Nash mixture and meta-strategy, member id -> probability
-        self.nash: dict[str, float] = {}
-        self.meta: dict[str, float] = {}
+        #: the last solution's meta-strategy, member id -> probability
+        self.meta_strategy: dict[str, float] = {}
 
     def mixture(self, rates: np.ndarray) -> np.ndarray:
         """The meta-solver's mixture of the table ``rates`` (a solver that reads the game excepted)."""
@@ -97,23 +89,20 @@ class MetaGame:
         generation: int,
         game: Callable[[], dict[str, Any]] | None = None,
     ) -> Solved:
-        """Nash mixture, meta-strategy (``game()``: what a game meta-solver reads besides the
-        table), the cells' intervals and the meta-strategy's stability under posterior draws
-        (seeded by the generation) of the members ``ids``; kept as the last solution."""
+        """The meta-strategy (``game()``: what a game meta-solver reads besides the table), the
+        cells' intervals and the meta-strategy's stability under posterior draws (seeded by the
+        generation) of the members ``ids``; kept as the last solution."""
         n = rates.shape[0]
-        nash = compute_nash_distribution(rates)
         solver = self.solver
         began = time.perf_counter()
-        if solver is META_SOLVERS["nash"]:
-            meta = nash
-        elif solver.game:
+        if solver.game:
             if game is None:
                 raise RuntimeError(f"meta-solver {solver.name!r} reads the game; solve() was not given it")
             meta = checked_mixture(solver, solver(rates, self.options, **game()), n)
         else:
             meta = self.mixture(rates)
         solve_seconds = time.perf_counter() - began
-        self.nash, self.meta = dict(zip(ids, nash.tolist())), dict(zip(ids, meta.tolist()))
+        self.meta_strategy = dict(zip(ids, meta.tolist()))
         low, high = cell_intervals(rates, games, exact)
         stability = meta_stability(
             solver,
@@ -127,7 +116,7 @@ class MetaGame:
             max_seconds=self.stability_max_s,
             solve_seconds=solve_seconds,
         )
-        return Solved(nash, meta, low, high, stability)
+        return Solved(meta, low, high, stability)
 
     def refinement(
         self, rates: np.ndarray, games: np.ndarray, exact: np.ndarray, cap: float
@@ -137,12 +126,19 @@ class MetaGame:
         return refinement_priorities(rates, games, self.mixture(rates), exact, cap)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"nash": self.nash, "meta": self.meta}
+        return {"meta_strategy": self.meta_strategy}
 
     @staticmethod
     def check_state(state: dict[str, Any]) -> None:
-        require(numbers(state["nash"]) and numbers(state.get("meta", {})), "agents.nash / agents.meta")
+        require(numbers(_saved(state)), "agents.meta_strategy")
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.nash = {k: float(v) for k, v in state["nash"].items()}
-        self.meta = {k: float(v) for k, v in state.get("meta", {}).items()}
+        self.meta_strategy = {k: float(v) for k, v in _saved(state).items()}
+
+
+def _saved(state: dict[str, Any]) -> Any:
+    """The saved meta-strategy; a checkpoint written before it had one name kept it as ``meta``
+    (empty under the default solver) beside the Nash mixture ``nash``."""
+    if "meta_strategy" in state:
+        return state["meta_strategy"]
+    return state.get("meta") or state["nash"]

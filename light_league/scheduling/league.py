@@ -46,7 +46,9 @@ from light_league.scheduling.task_scheduler import (
 )
 from light_league.types import AgentRecord, AgentType, MatchResult, learner_role
 
-OpponentWeighting = Literal["pfsp", "nash", "pfsp_nash"]
+OpponentWeighting = Literal["pfsp", "meta", "pfsp_meta"]
+#: the weightings' former names (still read in a config): ``nash`` and ``pfsp_nash``
+FORMER_WEIGHTINGS = {"nash": "meta", "pfsp_nash": "pfsp_meta"}
 PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]
 ResetTarget = Literal["initial", "main_agent"]
 
@@ -71,25 +73,26 @@ def remove_monotonic_suffix(win_rates: Sequence[float]) -> int:
 
 
 def combine_weights(
-    pfsp_probs: np.ndarray, nash_weights: np.ndarray | None, weighting: OpponentWeighting
+    pfsp_probs: np.ndarray, meta_weights: np.ndarray | None, weighting: OpponentWeighting
 ) -> tuple[np.ndarray, str]:
     """Opponent probabilities for one weighting, and the label of what was actually used.
 
-    ``pfsp_probs`` are normalised PFSP probabilities over the candidates, ``nash_weights`` the
-    Nash mass of each candidate (``None`` before the first Nash). ``nash`` gives probabilities
-    proportional to the Nash weights (a zero-weight candidate is never drawn); ``pfsp_nash``
-    multiplies PFSP by Nash and renormalises. Whenever the Nash part is missing or sums to zero
-    over the candidates, PFSP alone is returned and the label says why.
+    ``pfsp_probs`` are normalised PFSP probabilities over the candidates, ``meta_weights`` the
+    meta-strategy's mass of each candidate (``None`` before the first). ``meta`` gives
+    probabilities proportional to the meta-strategy (a zero-weight candidate is never drawn);
+    ``pfsp_meta`` multiplies PFSP by the meta-strategy and renormalises. Whenever the
+    meta-strategy's part is missing or sums to zero over the candidates, PFSP alone is returned
+    and the label says why.
     """
     if weighting == "pfsp":
         return pfsp_probs, "pfsp"
-    if nash_weights is None:
-        return pfsp_probs, "pfsp(fallback:no_nash)"
-    nash = np.clip(np.asarray(nash_weights, dtype=np.float64), 0.0, None)
-    mixed = nash if weighting == "nash" else pfsp_probs * nash
+    if meta_weights is None:
+        return pfsp_probs, "pfsp(fallback:no_meta_strategy)"
+    meta = np.clip(np.asarray(meta_weights, dtype=np.float64), 0.0, None)
+    mixed = meta if weighting == "meta" else pfsp_probs * meta
     total = mixed.sum()
     if total < UNIFORM_FALLBACK_BELOW:
-        reason = "zero_nash" if weighting == "nash" else "zero_product"
+        reason = "zero_meta_strategy" if weighting == "meta" else "zero_product"
         return pfsp_probs, f"pfsp(fallback:{reason})"
     return mixed / total, weighting
 
@@ -116,6 +119,12 @@ class CheckpointRules(Section):
     checkpoint_win_rate: float = Field(default=0.7, ge=0.0, le=1.0)
     """Snapshot early when every win rate against the role's targets exceeds this (AlphaStar: 0.7)."""
 
+    @field_validator("weighting", mode="before", check_fields=False)
+    @classmethod
+    def _former_weighting(cls, value: Any) -> Any:
+        """``nash`` / ``pfsp_nash``: the former names of ``meta`` / ``pfsp_meta``."""
+        return FORMER_WEIGHTINGS.get(value, value) if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _max_not_below_min(self) -> CheckpointRules:
         if self.checkpoint_max_steps < self.checkpoint_min_steps:
@@ -129,8 +138,10 @@ class CheckpointRules(Section):
 class MainAgentRules(CheckpointRules):
     """Opponents and snapshots of a main agent (pseudocode ``MainPlayer``)."""
 
-    weighting: OpponentWeighting = "pfsp_nash"
-    """How the PFSP branch over all frozen players is weighted: pfsp | nash | pfsp_nash."""
+    weighting: OpponentWeighting = "pfsp_meta"
+    """How the PFSP branch over all frozen players is weighted: pfsp | meta | pfsp_meta (the
+    meta-strategy's weights alone, or times PFSP; ``nash`` / ``pfsp_nash``, their former names,
+    are still read)."""
     pfsp_probability: float = Field(default=0.5, ge=0.0, le=1.0)
     """Share of matches drawn by squared PFSP from all frozen players (AlphaStar: 50%)."""
     verification_probability: float = Field(default=0.15, ge=0.0, le=1.0)
@@ -167,7 +178,7 @@ class MainExploiterRules(ResetRules):
     """Opponents and snapshots of a main exploiter (pseudocode ``MainExploiter``)."""
 
     weighting: OpponentWeighting = "pfsp"
-    """How the curriculum branch over a main agent's history is weighted: pfsp | nash | pfsp_nash."""
+    """How the curriculum branch over a main agent's history is weighted: pfsp | meta | pfsp_meta."""
     main_win_rate: float = Field(default=0.1, ge=0.0, le=1.0)
     """Play the current main agent when the win rate against it exceeds this (pseudocode 0.1; paper text 0.2)."""
     curriculum_probability: float = Field(default=1.0, ge=0.0, le=1.0)
@@ -177,8 +188,8 @@ class MainExploiterRules(ResetRules):
 class LeagueExploiterRules(ResetRules):
     """Opponents, snapshots and resets of a league exploiter (pseudocode ``LeagueExploiter``)."""
 
-    weighting: OpponentWeighting = "pfsp_nash"
-    """How PFSP over all frozen players is weighted: pfsp | nash | pfsp_nash."""
+    weighting: OpponentWeighting = "pfsp_meta"
+    """How PFSP over all frozen players is weighted: pfsp | meta | pfsp_meta."""
     pfsp_curve: PFSPCurve = "linear_capped"
     """PFSP curve over all frozen players (pseudocode: linear_capped; DI-engine uses squared)."""
     reset_probability: float = Field(default=0.25, ge=0.0, le=1.0)
@@ -283,21 +294,21 @@ class AlphaStarRole(Role):
         the share of its mass the candidates hold."""
         rates = win_rates(league, learner_id, candidates)
         pfsp = pfsp_probabilities(rates, curve)
-        nash = league.meta_strategy()
-        nash_weights = np.array([nash.get(c.agent_id, 0.0) for c in candidates]) if nash else None
-        probs, used = combine_weights(pfsp, nash_weights, weighting)
-        if mixture is not None and nash_weights is not None and weighting != "pfsp":
-            mixture.meta_mass[branch] = round(float(nash_weights.sum()), 6)
+        meta = league.meta_strategy()
+        meta_weights = np.array([meta.get(c.agent_id, 0.0) for c in candidates]) if meta else None
+        probs, used = combine_weights(pfsp, meta_weights, weighting)
+        if mixture is not None and meta_weights is not None and weighting != "pfsp":
+            mixture.meta_mass[branch] = round(float(meta_weights.sum()), 6)
         return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used
 
     @staticmethod
     def frozen_players(
         league: LeagueView, weighting: OpponentWeighting, mixture: Mixture
     ) -> list[AgentRecord]:
-        """The members a branch weighted by ``weighting`` chooses among: every member for ``nash``
+        """The members a branch weighted by ``weighting`` chooses among: every member for ``meta``
         (the meta-strategy decides), the :func:`trained` ones otherwise."""
         members = league.members()
-        return members if weighting == "nash" else trained(members, mixture)
+        return members if weighting == "meta" else trained(members, mixture)
 
 
 class ResettingRole(AlphaStarRole):

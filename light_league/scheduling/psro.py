@@ -75,14 +75,14 @@ class PSROScheduler(TaskScheduler):
             fallback = self._live_opponent(league, learner_id)
             return {fallback: 1.0}, "self_play(fallback:no_members)"
         uniform = {m.agent_id: 1.0 / len(candidates) for m in candidates}
-        nash = league.meta_strategy()
-        if not nash:
-            return uniform, "uniform(no_nash)"
-        weights = {m.agent_id: max(nash.get(m.agent_id, 0.0), 0.0) for m in candidates}
+        meta = league.meta_strategy()
+        if not meta:
+            return uniform, "uniform(no_meta_strategy)"
+        weights = {m.agent_id: max(meta.get(m.agent_id, 0.0), 0.0) for m in candidates}
         total = sum(weights.values())
         if total <= 0.0:
-            return uniform, "uniform(fallback:zero_nash)"
-        return {k: w / total for k, w in weights.items() if w > 0.0}, "nash"
+            return uniform, "uniform(fallback:zero_meta_strategy)"
+        return {k: w / total for k, w in weights.items() if w > 0.0}, "meta_strategy"
 
     def _candidates(self, league: LeagueView, learner_id: str) -> list[AgentRecord]:
         """All members; in a two-player game, not the learner's own seat's past best responses."""

@@ -135,7 +135,7 @@ def trained(members: list[AgentRecord], mixture: Mixture | None = None) -> list[
     exist: a learner gains nothing from games against the random network it started from, and the
     fixed baselines already stand for weak play. Those left out are noted in ``mixture.excluded``.
 
-    Branches weighted by the meta-strategy alone (``nash``) do not use it: the meta-strategy
+    Branches weighted by the meta-strategy alone (``meta``) do not use it: the meta-strategy
     decides, and in a game where an untrained network plays near the equilibrium (rock-paper-
     scissors) it is part of the equilibrium."""
     kept = [m for m in members if m.metadata.get("steps", 1) != 0]

@@ -55,13 +55,10 @@ class LeagueView(Protocol):
         """(Decayed) number of games between ``a`` and ``b``."""
         ...
 
-    def nash(self) -> dict[str, float]:
-        """Nash mixture over the frozen population from the latest evaluation (empty before the first)."""
-        ...
-
     def meta_strategy(self) -> dict[str, float]:
-        """The meta-strategy from the latest evaluation: the configured meta-solver's mixture
-        (``league.meta_solver``; equal to :meth:`nash` with the default ``nash``), empty before the first."""
+        """The meta-strategy over the frozen population from the latest evaluation: the
+        configured meta-solver's mixture (``league.meta_solver``; the Nash mixture by default),
+        empty before the first."""
         ...
 
     def payoff(self) -> tuple[list[str], np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Payoff charts drawn in a child process, so that a generation never waits for a PNG.
 
-Drawing the payoff heatmap and the Nash bar chart with matplotlib takes 0.1-0.3 s per
+Drawing the payoff heatmap and the meta-strategy bar chart with matplotlib takes 0.1-0.3 s per
 generation, longer than a whole generation of a small game. :class:`ChartRenderer` sends each
 :class:`PayoffSnapshot` (as its JSON) to a child process (``python -m
 light_league.tracking.chart_process``, run at a lower CPU priority) that draws both charts and
@@ -52,7 +52,7 @@ from light_league.tracking.logger import PayoffSnapshot
 log = logging.getLogger(__name__)
 
 #: the charts drawn for every snapshot, in this order
-CHART_NAMES = ("payoff_heatmap", "nash_mixture")
+CHART_NAMES = ("payoff_heatmap", "meta_strategy")
 #: the child runs at this niceness (added to the parent's): training keeps the CPU it needs
 CHILD_NICENESS = 10
 #: the child is restarted at most this many times before charts are drawn in-process
@@ -93,13 +93,13 @@ def encode_png(rgb: np.ndarray) -> Chart:
 
 def draw_charts(snapshot: PayoffSnapshot) -> RenderedCharts:
     """Draw both charts of ``snapshot`` here (what the child does for each request)."""
-    from light_league.tracking.payoff_render import nash_bar_png, payoff_heatmap_png
+    from light_league.tracking.payoff_render import meta_strategy_bar_png, payoff_heatmap_png
 
     return RenderedCharts(
         snapshot.generation,
         {
             "payoff_heatmap": encode_png(payoff_heatmap_png(snapshot)),
-            "nash_mixture": encode_png(nash_bar_png(snapshot)),
+            "meta_strategy": encode_png(meta_strategy_bar_png(snapshot)),
         },
     )
 

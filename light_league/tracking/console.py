@@ -29,29 +29,30 @@ _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("agent", "left"),
     ("role", "left"),
     ("rating", "right"),
-    ("nash", "right"),
+    ("meta", "right"),
 )
 
 _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("newest snapshot", "left"),
     ("rating", "right"),
-    ("nash", "right"),
+    ("meta", "right"),
     ("win rate", "right"),
     ("vs", "left"),
 )
 
 
 def leaderboard(stats: Mapping[str, Any]) -> list[LeaderRow]:
-    """``(rank, agent, role, rating, nash)`` for the population, best rating first, then most Nash mass.
+    """``(rank, agent, role, rating, meta)`` for the population, best rating first, then most
+    meta-strategy mass.
 
     ``rating`` is the fitted (Bradley-Terry) Elo; records written before it existed have ``elo``.
     """
     elo: Mapping[str, float] = stats.get("rating", stats.get("elo", {}))
-    nash: Mapping[str, float] = stats.get("nash", {})
+    meta: Mapping[str, float] = stats.get("meta_strategy", {})
     members = [(m["id"], m["role"]) for m in stats.get("population", [])]
-    members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -nash.get(m[0], 0.0), m[0]))
+    members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -meta.get(m[0], 0.0), m[0]))
     return [
-        (rank, agent, role, elo.get(agent), nash.get(agent, 0.0))
+        (rank, agent, role, elo.get(agent), meta.get(agent, 0.0))
         for rank, (agent, role) in enumerate(members, 1)
     ]
 
@@ -96,9 +97,9 @@ _EXPLOITABILITY = (
 
 
 def metrics_line(stats: Mapping[str, Any]) -> str:
-    """``nash entropy 1.234 · main nash_conv 0.612 · meta nash_conv 0.730 · probe vs main win rate
+    """``meta entropy 1.234 · main nash_conv 0.612 · meta nash_conv 0.730 · probe vs main win rate
     0.553 [0.510, 0.596] at gen 7 · diversity 0.456`` (absent or null values left out)."""
-    names = (("nash_entropy", "nash entropy"), *_EXPLOITABILITY)
+    names = (("meta_entropy", "meta entropy"), *_EXPLOITABILITY)
     parts = [f"{name} {fraction(stats[key])}" for key, name in names if stats.get(key) is not None]
     latest = stats.get("latest_probe") or stats.get("probe") or {}
     parts += [probe_text(target, reading) for target, reading in latest.items() if isinstance(reading, dict)]
@@ -127,12 +128,12 @@ def timings_line(stats: Mapping[str, Any]) -> str:
 
 
 def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
-    """``(snapshot, elo, nash, win rate, against)`` for each learner's newest snapshot."""
+    """``(snapshot, elo, meta, win rate, against)`` for each learner's newest snapshot."""
     return [
         (
             e["id"],
             rating(e.get("rating", e.get("elo"))),
-            fraction(e.get("nash")),
+            fraction(e.get("meta_strategy")),
             fraction(e.get("win_rate")),
             e.get("baseline") or "-",
         )
@@ -141,11 +142,11 @@ def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]
 
 
 def newest_line(stats: Mapping[str, Any]) -> str:
-    """``main_agent_0-v4 elo 1456 nash 0.000 vs scripted_l5 0.625 · ...`` (one part per learner)."""
+    """``main_agent_0-v4 rating 1456 meta 0.000 vs scripted_l5 0.625 · ...`` (one part per learner)."""
     parts = []
-    for agent, elo, nash, win_rate, against in newest_rows(stats):
+    for agent, elo, meta, win_rate, against in newest_rows(stats):
         versus = f" vs {against} {win_rate}" if against != "-" else ""
-        parts.append(f"{agent} rating {elo} nash {nash}{versus}")
+        parts.append(f"{agent} rating {elo} meta {meta}{versus}")
     return " · ".join(parts)
 
 
@@ -158,15 +159,15 @@ def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
     else:
         board = leaderboard(stats)
         if board:
-            _, agent, _, elo, nash = board[0]
-            parts.append(f"top {agent} rating {rating(elo)} nash {fraction(nash)}")
+            _, agent, _, elo, meta = board[0]
+            parts.append(f"top {agent} rating {rating(elo)} meta {fraction(meta)}")
     metrics = metrics_line(stats)
     if metrics:
         parts.append(metrics)
     return " | ".join(parts)
 
 
-_NEWEST_HEADER = f"{'newest snapshot':<27} {'rating':>6} {'nash':>6} {'win rate':>8}  vs"
+_NEWEST_HEADER = f"{'newest snapshot':<27} {'rating':>6} {'meta':>6} {'win rate':>8}  vs"
 
 
 def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
@@ -177,10 +178,10 @@ def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10)
     if rows:
         lines.append(_NEWEST_HEADER)
         lines += [f"{a:<27} {e:>6} {n:>6} {w:>8}  {b}" for a, e, n, w, b in rows]
-    lines.append(f"{'#':>3}  {'agent':<24} {'role':<17} {'rating':>7} {'nash':>6}")
+    lines.append(f"{'#':>3}  {'agent':<24} {'role':<17} {'rating':>7} {'meta':>6}")
     board = leaderboard(stats)
-    for rank, agent, role, elo, nash in board[:top_k]:
-        lines.append(f"{rank:>3}  {agent:<24} {role:<17} {rating(elo):>6} {fraction(nash):>6}")
+    for rank, agent, role, elo, meta in board[:top_k]:
+        lines.append(f"{rank:>3}  {agent:<24} {role:<17} {rating(elo):>6} {fraction(meta):>6}")
     if len(board) > top_k:
         lines.append(f"     ... {len(board) - top_k} more")
     lines += [line for line in (metrics_line(stats), timings_line(stats)) if line]
@@ -330,8 +331,8 @@ class Console:
         for name, justify in _COLUMNS:
             table.add_column(name, justify=justify)
         board = leaderboard(stats)
-        for rank, agent, role, elo, nash in board[: self._top_k]:
-            table.add_row(str(rank), agent, role, rating(elo), fraction(nash))
+        for rank, agent, role, elo, meta in board[: self._top_k]:
+            table.add_row(str(rank), agent, role, rating(elo), fraction(meta))
         if len(board) > self._top_k:
             table.add_row("", f"... {len(board) - self._top_k} more", "", "", "")
         footer = [line for line in (metrics_line(stats), timings_line(stats)) if line]

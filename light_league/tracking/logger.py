@@ -34,7 +34,7 @@ class NewestEntry(TypedDict):
     id: str  #: its newest frozen snapshot, e.g. ``main_agent_0-v23``
     role: str
     rating: float | None  #: the snapshot's fitted rating (Elo scale)
-    nash: float  #: its Nash mass
+    meta_strategy: float  #: its mass in the meta-strategy
     baseline: str | None  #: the strongest baseline (highest rating), None without baselines
     win_rate: float | None  #: the snapshot's mean outcome against that baseline (None if unplayed)
 
@@ -46,15 +46,13 @@ class GenerationRecord(TypedDict):
     wall_s: float  #: seconds since the run started, at the end of this generation
     env_steps: int  #: environment steps since the run started, at the end of this generation
     population: list[PopulationEntry]
-    nash: dict[str, float]
-    nash_entropy: float
+    meta_solver: str  #: ``league.meta_solver`` name
+    meta_strategy: dict[str, float]  #: that solver's mixture over the members (the Nash mixture by default)
+    meta_entropy: float
+    meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
     rating: dict[str, float]  #: fitted (Bradley-Terry) Elo of every member
     elo_sequential: dict[str, float]  #: game-by-game Elo (order-dependent; secondary)
     diversity: float | None  #: None until two members have behaviour data
-    meta_solver: NotRequired[str]  #: ``league.meta_solver`` name
-    meta_strategy: NotRequired[dict[str, float]]  #: that solver's mixture (= nash by default)
-    meta_entropy: NotRequired[float]
-    meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
     #: only for games where it is exact: of the newest main agent and of the meta-strategy
     main_nash_conv: NotRequired[float]
     meta_nash_conv: NotRequired[float]
@@ -78,7 +76,7 @@ def _from_nullable(rows: list[list[float | None]]) -> np.ndarray:
 
 @dataclass
 class PayoffSnapshot:
-    """One generation's meta-game: who beats whom, how often, and the Nash mixture over them."""
+    """One generation's meta-game: who beats whom, how often, and the meta-strategy over them."""
 
     generation: int
     agent_ids: list[str]
@@ -87,21 +85,20 @@ class PayoffSnapshot:
     """(n, n): row's mean outcome against column in [0, 1]; NaN where the pair never played."""
     games: np.ndarray
     """(n, n): games played per cell."""
-    nash: np.ndarray
-    """(n,): Nash mixture; zero for members outside the solved set."""
+    meta_strategy: np.ndarray
+    """(n,): the meta-strategy (the configured meta-solver's mixture; the Nash mixture by default)."""
     ci_low: np.ndarray | None = None
     """(n, n): lower end of each cell's 95% interval (Jeffreys; NaN where unplayed), or None."""
     ci_high: np.ndarray | None = None
     """(n, n): upper end of each cell's 95% interval, or None."""
-    meta: np.ndarray | None = None
-    """(n,): the meta-strategy (the configured meta-solver's mixture), or None (= ``nash``)."""
     meta_solver: str = "nash"
+    """The meta-solver that made ``meta_strategy`` (``league.meta_solver``)."""
 
     def __post_init__(self) -> None:
         self.win_rates = np.asarray(self.win_rates, dtype=np.float64)
         self.games = np.asarray(self.games, dtype=np.int64)
-        self.nash = np.asarray(self.nash, dtype=np.float64)
-        for name in ("ci_low", "ci_high", "meta"):
+        self.meta_strategy = np.asarray(self.meta_strategy, dtype=np.float64)
+        for name in ("ci_low", "ci_high"):
             if getattr(self, name) is not None:
                 setattr(self, name, np.asarray(getattr(self, name), dtype=np.float64))
         n = len(self.agent_ids)
@@ -116,14 +113,11 @@ class PayoffSnapshot:
                 raise ValueError(
                     f"PayoffSnapshot: {name} must have shape {shape} for {n} agents, got {arr.shape}"
                 )
-        if self.nash.shape != (n,):
-            raise ValueError(f"PayoffSnapshot: nash must have shape ({n},), got {self.nash.shape}")
-        shapes: tuple[tuple[str, tuple[int, ...]], ...] = (
-            ("ci_low", (n, n)),
-            ("ci_high", (n, n)),
-            ("meta", (n,)),
-        )
-        for name, want in shapes:
+        if self.meta_strategy.shape != (n,):
+            raise ValueError(
+                f"PayoffSnapshot: meta_strategy must have shape ({n},), got {self.meta_strategy.shape}"
+            )
+        for name, want in (("ci_low", (n, n)), ("ci_high", (n, n))):
             arr = getattr(self, name)
             if arr is not None and arr.shape != want:
                 raise ValueError(
@@ -140,10 +134,6 @@ class PayoffSnapshot:
     def size(self) -> int:
         return len(self.agent_ids)
 
-    @property
-    def meta_strategy(self) -> np.ndarray:
-        return self.nash if self.meta is None else self.meta
-
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict; NaN win rates (and interval ends) become ``null``."""
         out: dict[str, Any] = {
@@ -152,7 +142,8 @@ class PayoffSnapshot:
             "roles": list(self.roles),
             "win_rates": _nullable(self.win_rates),
             "games": self.games.tolist(),
-            "nash": [float(p) for p in self.nash],
+            "meta_solver": self.meta_solver,
+            "meta_strategy": [float(p) for p in self.meta_strategy],
         }
         if self.ci_low is not None and self.ci_high is not None:
             out["interval"] = (
@@ -160,14 +151,13 @@ class PayoffSnapshot:
             )
             out["ci_low"] = _nullable(self.ci_low)
             out["ci_high"] = _nullable(self.ci_high)
-        if self.meta is not None:
-            out["meta_solver"] = self.meta_solver
-            out["meta_strategy"] = [float(p) for p in self.meta]
         return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PayoffSnapshot:
-        """Inverse of :meth:`to_json`; a missing key or bad shape raises ``CorruptFileError``."""
+        """Inverse of :meth:`to_json`; a missing key or bad shape raises ``CorruptFileError``. A
+        table written before the meta-strategy had one name keeps it as ``meta_strategy`` when its
+        meta-solver was not ``nash``, else as ``nash``."""
         try:
             return cls(
                 generation=int(d["generation"]),
@@ -178,10 +168,11 @@ class PayoffSnapshot:
                     dtype=np.float64,
                 ).reshape(len(d["agent_ids"]), len(d["agent_ids"])),
                 games=np.asarray(d["games"], dtype=np.int64),
-                nash=np.asarray(d["nash"], dtype=np.float64),
+                meta_strategy=np.asarray(
+                    d["meta_strategy"] if "meta_strategy" in d else d["nash"], dtype=np.float64
+                ),
                 ci_low=_from_nullable(d["ci_low"]) if "ci_low" in d else None,
                 ci_high=_from_nullable(d["ci_high"]) if "ci_high" in d else None,
-                meta=np.asarray(d["meta_strategy"], dtype=np.float64) if "meta_strategy" in d else None,
                 meta_solver=str(d.get("meta_solver", "nash")),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -189,8 +180,8 @@ class PayoffSnapshot:
 
 
 def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[NewestEntry]:
-    """Each learner's newest snapshot with its rating, Nash mass and mean outcome against the
-    strongest baseline (the baseline with the highest rating)."""
+    """Each learner's newest snapshot with its rating, meta-strategy mass and mean outcome against
+    the strongest baseline (the baseline with the highest rating)."""
     baselines = [i for i, r in enumerate(snapshot.roles) if r == "baseline"]
     best = max(baselines, key=lambda i: ratings.get(snapshot.agent_ids[i], float("-inf")), default=None)
     entries: list[NewestEntry] = []
@@ -206,7 +197,7 @@ def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[
                 "id": agent,
                 "role": snapshot.roles[i],
                 "rating": ratings.get(agent),
-                "nash": round(float(snapshot.nash[i]), 6),
+                "meta_strategy": round(float(snapshot.meta_strategy[i]), 6),
                 "baseline": None if best is None else snapshot.agent_ids[best],
                 "win_rate": None if rate is None or math.isnan(rate) else round(rate, 6),
             }
@@ -217,7 +208,7 @@ def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[
 #: tags written by ``log_payoff`` and ``log_config`` by every logger (documented in docs/metrics.md)
 PAYOFF_HEATMAP_TAG = "league/payoff_heatmap"
 PAYOFF_TABLE_TAG = "league/payoff_table"
-NASH_MIXTURE_TAG = "league/nash_mixture"
+META_STRATEGY_TAG = "league/meta_strategy"
 CONFIG_TAG = "config/resolved"
 
 
@@ -232,11 +223,11 @@ class MetricLogger(ABC):
 
     @abstractmethod
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
-        """Namespaced scalar keys (``league/nash_entropy``, ``rating/<agent>`` ...) at ``step``."""
+        """Namespaced scalar keys (``league/meta_entropy``, ``rating/<agent>`` ...) at ``step``."""
 
     @abstractmethod
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:
-        """Heatmap image, markdown table and Nash bar chart, at step = ``snapshot.generation``."""
+        """Heatmap image, markdown table and meta-strategy bar chart, at step = ``snapshot.generation``."""
 
     @abstractmethod
     def log_text(self, tag: str, text: str, step: int) -> None:
@@ -308,9 +299,12 @@ class MultiLogger(MetricLogger):
             logger.close()
 
 
-def nash_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
-    """``nash/<agent>``: each member's Nash mass, logged with every payoff snapshot."""
-    return {f"nash/{agent}": float(p) for agent, p in zip(snapshot.agent_ids, snapshot.nash, strict=True)}
+def meta_strategy_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
+    """``meta_strategy/<agent>``: each member's meta-strategy mass, logged with every payoff snapshot."""
+    return {
+        f"meta_strategy/{agent}": float(p)
+        for agent, p in zip(snapshot.agent_ids, snapshot.meta_strategy, strict=True)
+    }
 
 
 _PLACEHOLDER = re.compile(r"<[a-z_]+>")

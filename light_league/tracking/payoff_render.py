@@ -1,4 +1,4 @@
-"""Renderings of a payoff snapshot: markdown table (and its parser), CSV, heatmap and Nash bar chart.
+"""Renderings of a payoff snapshot: markdown table (and its parser), CSV, heatmap and meta-strategy bar chart.
 
 Images are drawn with matplotlib's Agg canvas (no display, no pyplot state) and returned as
 ``(H, W, 3) uint8`` arrays, the layout TensorBoard's ``add_image(..., dataformats="HWC")`` and
@@ -38,7 +38,7 @@ ROLE_ORDER = ("baseline", "main_agent", "main_exploiter", "league_exploiter", "b
 FULL_TABLE_MAX_AGENTS = 12
 #: at most this many support members are named (most mass first); the rest are counted
 MAX_SUPPORT_SHOWN = 8
-#: members with at least this Nash mass are "in the support" (smaller masses print as 0.000)
+#: members with at least this meta-strategy mass are "in the support" (smaller masses print as 0.000)
 SUPPORT_MIN_MASS = 5e-4
 #: the images are drawn this wide (pixels): TensorBoard's image card shows them about 350-500
 #: CSS pixels wide, so every label is readable without zooming
@@ -58,7 +58,7 @@ class Focus:
 
     roles: tuple[str, ...]
     baselines: list[int]
-    support: list[int]  #: Nash mass >= SUPPORT_MIN_MASS, most mass first (at most MAX_SUPPORT_SHOWN)
+    support: list[int]  #: meta-strategy mass >= SUPPORT_MIN_MASS, most mass first (at most MAX_SUPPORT_SHOWN)
     newest: list[int]  #: each learner's newest snapshot (``<learner>-v<k>`` with the largest k)
     support_size: int  #: all members in the support, including those not shown
 
@@ -69,9 +69,11 @@ class Focus:
 
 
 def focus(snapshot: PayoffSnapshot) -> Focus:
-    """Baselines, Nash support and each learner's newest snapshot of ``snapshot``."""
+    """Baselines, the meta-strategy's support and each learner's newest snapshot of ``snapshot``."""
     in_support = [
-        i for i in np.argsort(-snapshot.nash, kind="stable") if snapshot.nash[i] >= SUPPORT_MIN_MASS
+        i
+        for i in np.argsort(-snapshot.meta_strategy, kind="stable")
+        if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS
     ]
     return Focus(
         roles=tuple(snapshot.roles),
@@ -104,7 +106,7 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
     when the snapshot has one), ``– (0)`` where never played.
 
     A population of more than ``FULL_TABLE_MAX_AGENTS`` is shown as its focus (:func:`focus`:
-    baselines, Nash support, each learner's newest snapshot) unless ``full`` is true; the table
+    baselines, the meta-strategy's support, each learner's newest snapshot) unless ``full`` is true; the table
     says so and where the whole one is. The diagonal is ``0.500 (0)``: a member against itself is
     an even game by definition, never played.
     """
@@ -119,7 +121,7 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
     ]
     if len(shown) < snapshot.size:
         lines += [
-            f"Showing {len(shown)} of {snapshot.size} members: the baselines, the Nash support and each "
+            f"Showing {len(shown)} of {snapshot.size} members: the baselines, the meta-strategy's support and each "
             "learner's newest snapshot. The whole table: `python main.py report RUN_DIR --full` "
             f"(or `--csv FILE`), and `payoff/gen_{snapshot.generation:04d}.json` in the run directory.",
             "",
@@ -130,10 +132,11 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
         lines.append(
             f"| {_escape(snapshot.agent_ids[i])} ({snapshot.roles[i]}) | " + " | ".join(cells) + " |"
         )
-    lines += ["", "Nash mixture: " + nash_mixture_text(snapshot, full=_show_full(snapshot, full))]
-    if snapshot.meta is not None and snapshot.meta_solver != "nash":
-        meta = ", ".join(f"{_escape(snapshot.agent_ids[i])} {snapshot.meta[i]:.3f}" for i in shown)
-        lines.append(f"Meta-strategy ({_escape(snapshot.meta_solver)}): {meta}")
+    solver = _escape(snapshot.meta_solver)
+    lines += [
+        "",
+        f"Meta-strategy ({solver}): " + meta_strategy_text(snapshot, full=_show_full(snapshot, full)),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -141,14 +144,14 @@ def _show_full(snapshot: PayoffSnapshot, full: bool | None) -> bool:
     return snapshot.size <= FULL_TABLE_MAX_AGENTS if full is None else full
 
 
-def nash_mixture_text(snapshot: PayoffSnapshot, *, full: bool = False) -> str:
+def meta_strategy_text(snapshot: PayoffSnapshot, *, full: bool = False) -> str:
     """``a 0.700, b 0.300`` (every member when ``full``, else the support and a count of the rest)."""
     if full:
         return ", ".join(
-            f"{_escape(a)} {p:.3f}" for a, p in zip(snapshot.agent_ids, snapshot.nash, strict=True)
+            f"{_escape(a)} {p:.3f}" for a, p in zip(snapshot.agent_ids, snapshot.meta_strategy, strict=True)
         )
     support = focus(snapshot).support
-    text = ", ".join(f"{_escape(snapshot.agent_ids[i])} {snapshot.nash[i]:.3f}" for i in support)
+    text = ", ".join(f"{_escape(snapshot.agent_ids[i])} {snapshot.meta_strategy[i]:.3f}" for i in support)
     rest = snapshot.size - len(support)
     return text + (f"; the other {rest} members 0.000" if rest else "")
 
@@ -281,11 +284,11 @@ def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
         for tick, i in zip(axis_labels, shown, strict=True):
             tick.set_color(_role_color(snapshot.roles[i]))
     ax.tick_params(length=0)
-    _nash_column(ax, snapshot, shown, fontsize)
+    _meta_column(ax, snapshot, shown, fontsize)
     part = (
         f"all {k} members"
         if k == snapshot.size
-        else f"{k} of {snapshot.size} members: baselines, Nash support, newest"
+        else f"{k} of {snapshot.size} members: baselines, meta-strategy support, newest"
     )
     fig: Figure = ax.figure  # type: ignore[assignment]
     _title(fig, f"Generation {snapshot.generation}: win rate of row vs column\n{part}")
@@ -322,8 +325,8 @@ def payoff_heatmap_png(snapshot: PayoffSnapshot) -> np.ndarray:
     """Heatmap of win rates, ``(H, W, 3) uint8``, readable at TensorBoard's default card size.
 
     A population of up to ``FULL_TABLE_MAX_AGENTS`` is drawn whole; a larger one as its focus
-    (baselines, Nash support, each learner's newest snapshot). Rows and columns are grouped in
-    role blocks, names coloured by role; the right margin gives each row's Nash mass (``new``
+    (baselines, the meta-strategy's support, each learner's newest snapshot). Rows and columns are grouped in
+    role blocks, names coloured by role; the right margin gives each row's meta-strategy mass (``new``
     marks a learner's newest snapshot). Cells show the win rate; never-played pairs are hatched
     grey; the diagonal (a member against itself) is plain light grey.
     """
@@ -343,13 +346,14 @@ def _draw_role_blocks(ax: Axes, roles: list[str]) -> None:
             ax.axvline(b - 0.5, color="black", linewidth=1.2)
 
 
-def _nash_column(ax: Axes, snapshot: PayoffSnapshot, shown: list[int], fontsize: float) -> None:
-    """Each row's Nash mass (and ``new`` for newest snapshots) in the right margin."""
+def _meta_column(ax: Axes, snapshot: PayoffSnapshot, shown: list[int], fontsize: float) -> None:
+    """Each row's meta-strategy mass (and ``new`` for newest snapshots) in the right margin."""
     newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
     x = len(shown) - 0.5 + 0.15
-    ax.text(x, -0.6, "Nash", fontsize=fontsize, va="bottom", ha="left")
+    ax.text(x, -0.6, "meta", fontsize=fontsize, va="bottom", ha="left")
     for row, i in enumerate(shown):
-        mass = f"{snapshot.nash[i]:.2f}" if snapshot.nash[i] >= SUPPORT_MIN_MASS else "·"
+        p = snapshot.meta_strategy[i]
+        mass = f"{p:.2f}" if p >= SUPPORT_MIN_MASS else "·"
         ax.text(x, row, f"{mass} new" if i in newest else mass, fontsize=fontsize, va="center", ha="left")
 
 
@@ -375,12 +379,12 @@ def _annotate_cells(ax: Axes, rates: np.ndarray, games: np.ndarray) -> None:
             ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
 
 
-def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
-    """The Nash chart as a matplotlib ``Figure`` (see :func:`nash_bar_png`)."""
+def meta_strategy_bar_figure(snapshot: PayoffSnapshot) -> Figure:
+    """The meta-strategy chart as a matplotlib ``Figure`` (see :func:`meta_strategy_bar_png`)."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    bars = _nash_bars(snapshot)
+    bars = _meta_bars(snapshot)
     newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
     labels = [snapshot.agent_ids[i] + (" (newest)" if i in newest else "") for i in bars]
     left, top, bottom = _text_px(labels, 8) + 10, 42.0, 40.0
@@ -394,7 +398,7 @@ def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
             1 - (top + bottom) / height,
         )
     )
-    masses = [float(snapshot.nash[i]) for i in bars]
+    masses = [float(snapshot.meta_strategy[i]) for i in bars]
     rects = ax.barh(range(len(bars)), masses, color=[_role_color(snapshot.roles[i]) for i in bars])
     ax.bar_label(rects, labels=[f"{m:.3f}" for m in masses], fontsize=8, padding=2)
     ax.set_yticks(range(len(bars)), labels, fontsize=8)
@@ -402,26 +406,27 @@ def nash_bar_figure(snapshot: PayoffSnapshot) -> Figure:
         tick.set_color(_role_color(snapshot.roles[i]))
     ax.invert_yaxis()
     ax.set_xlim(0.0, 1.15)
-    ax.set_xlabel("Nash probability", fontsize=8)
+    ax.set_xlabel("meta-strategy probability", fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
     chosen = focus(snapshot)
     support = chosen.support_size
     rest = snapshot.size - len(bars)
-    shown_support = sum(1 for i in bars if snapshot.nash[i] >= SUPPORT_MIN_MASS)
+    shown_support = sum(1 for i in bars if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS)
     if support > shown_support:
         note = f"; the {shown_support} largest shown"
     else:
         note = f"; {rest} others (mass 0) not shown" if rest else ""
     _title(
         fig,
-        f"Generation {snapshot.generation}: Nash mixture\n{support} of {snapshot.size} members in the support{note}",
+        f"Generation {snapshot.generation}: meta-strategy ({snapshot.meta_solver})\n{support} of "
+        f"{snapshot.size} members in the support{note}",
     )
     seen = dict.fromkeys(snapshot.roles[i] for i in bars)
     ax.legend(handles=[Patch(color=_role_color(r), label=r) for r in seen], fontsize=7, loc="lower right")
     return fig
 
 
-def _nash_bars(snapshot: PayoffSnapshot) -> list[int]:
+def _meta_bars(snapshot: PayoffSnapshot) -> list[int]:
     """Members with a bar: everyone in a small population, else the support and the newest snapshots."""
     if snapshot.size <= FULL_TABLE_MAX_AGENTS:
         return role_ordered(snapshot.roles, list(range(snapshot.size)))
@@ -429,8 +434,8 @@ def _nash_bars(snapshot: PayoffSnapshot) -> list[int]:
     return role_ordered(snapshot.roles, sorted({*chosen.support, *chosen.newest}))
 
 
-def nash_bar_png(snapshot: PayoffSnapshot) -> np.ndarray:
-    """Horizontal bar chart of the Nash mixture, ``(H, W, 3) uint8``: one bar per shown member,
+def meta_strategy_bar_png(snapshot: PayoffSnapshot) -> np.ndarray:
+    """Horizontal bar chart of the meta-strategy, ``(H, W, 3) uint8``: one bar per shown member,
     named beside its own bar and coloured by role (all members up to ``FULL_TABLE_MAX_AGENTS``,
     else the support and each learner's newest snapshot; the title counts the rest)."""
-    return _to_rgb(nash_bar_figure(snapshot))
+    return _to_rgb(meta_strategy_bar_figure(snapshot))

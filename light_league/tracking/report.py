@@ -105,7 +105,7 @@ def read_generations_file(path: Path) -> list[dict[str, Any]]:
                 f"{path} line {lineno} has no integer 'generation' (got {generation!r}); remove or fix that line"
             )
         check_generation_record(record, path, lineno)
-        records.append(record)
+        records.append(migrate_record(record))
     return records
 
 
@@ -144,7 +144,7 @@ def _member(value: Any) -> bool:
 def _newest(value: Any) -> bool:
     if not (isinstance(value, dict) and isinstance(value.get("id"), str)):
         return False
-    numbers = ("rating", "elo", "nash", "win_rate")
+    numbers = ("rating", "elo", "meta_strategy", "nash", "win_rate")
     return all(_optional_number(value.get(k)) for k in numbers) and _optional_text(value.get("baseline"))
 
 
@@ -192,7 +192,7 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "latest_probe": (_probe_readings, "an object of probe readings by target"),
     "newest": (
         lambda v: isinstance(v, list) and all(_newest(e) for e in v),
-        "a list of {id, rating, nash, win_rate, baseline} objects",
+        "a list of {id, rating, meta_strategy, win_rate, baseline} objects",
     ),
     **{
         key: (_optional_number, "a number")
@@ -222,15 +222,47 @@ def check_generation_record(record: dict[str, Any], path: Path, lineno: int) -> 
             )
 
 
+#: the meta-strategy's former names in a record: ``nash`` (the Nash mixture, the meta-strategy
+#: under the default meta-solver) and ``nash_entropy``, and ``nash`` in each ``newest`` entry
+FORMER_NAMES = {"nash": "meta_strategy", "nash_entropy": "meta_entropy"}
+
+
+def migrate_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A ``generations.jsonl`` record with the meta-strategy under its one name, whichever names
+    it was written with: a record written before it had one keeps ``nash`` / ``nash_entropy``
+    (and, when its meta-solver was not ``nash``, the solver's mixture as ``meta_strategy`` beside
+    them: that one is kept). The former names are dropped; every other field is left as it is."""
+    if not any(key in record for key in FORMER_NAMES) and not _former_newest(record):
+        return record
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        name = FORMER_NAMES.get(key, key)
+        if key in FORMER_NAMES and name in record:
+            continue  # the record has the new name too: that one wins
+        out[name] = value
+    if _former_newest(record):
+        out["newest"] = [
+            {("meta_strategy" if k == "nash" else k): v for k, v in entry.items()}
+            for entry in record["newest"]
+        ]
+    out.setdefault("meta_solver", "nash")
+    return out
+
+
+def _former_newest(record: dict[str, Any]) -> bool:
+    newest = record.get("newest")
+    return isinstance(newest, list) and any(isinstance(e, dict) and "nash" in e for e in newest)
+
+
 def _leaderboard_text(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -> list[str]:
     stats: dict[str, Any] = {
         "population": [{"id": a, "role": r} for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)],
-        "nash": dict(zip(snapshot.agent_ids, map(float, snapshot.nash), strict=True)),
+        "meta_strategy": dict(zip(snapshot.agent_ids, map(float, snapshot.meta_strategy), strict=True)),
         "rating": (record or {}).get("rating", (record or {}).get("elo", {})),
     }
-    lines = ["| rank | agent | role | rating | Nash mass |", "|---:|---|---|---:|---:|"]
-    for rank, agent, role, elo, nash in leaderboard(stats):
-        lines.append(f"| {rank} | {agent} | {role} | {rating(elo)} | {fraction(nash)} |")
+    lines = ["| rank | agent | role | rating | meta-strategy mass |", "|---:|---|---|---:|---:|"]
+    for rank, agent, role, elo, meta in leaderboard(stats):
+        lines.append(f"| {rank} | {agent} | {role} | {rating(elo)} | {fraction(meta)} |")
     return lines
 
 
@@ -240,14 +272,14 @@ def _cell(value: float | None, fmt: str) -> str:
 
 def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
     lines = [
-        "| generation | agents | Nash entropy | main nash_conv | meta nash_conv | diversity | env steps | wall s |",
+        "| generation | agents | meta entropy | main nash_conv | meta nash_conv | diversity | env steps | wall s |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records[-last:]:
         cells = [
             str(r["generation"]),
             str(len(r.get("population", []))),
-            fraction(r.get("nash_entropy")),
+            fraction(r.get("meta_entropy")),
             fraction(r.get("main_nash_conv")),
             fraction(meta_nash_conv(r)),
             fraction(r.get("diversity")),
@@ -340,7 +372,7 @@ def report(
         lines += [
             "## Each learner's newest snapshot",
             "",
-            "| snapshot | rating | Nash mass | win rate | against |",
+            "| snapshot | rating | meta-strategy mass | win rate | against |",
             "|---|---:|---:|---:|---|",
             *(f"| {' | '.join(row)} |" for row in newest),
             "",

@@ -1,6 +1,6 @@
 """TensorBoard event files under ``RUN_DIR/tensorboard/`` (torch's ``SummaryWriter``).
 
-The payoff heatmap and the Nash bar chart are drawn in a child process
+The payoff heatmap and the meta-strategy bar chart are drawn in a child process
 (:mod:`light_league.tracking.chart_process`): ``log_payoff`` writes the table and the scalars at
 once and returns; the images are written when they are ready (every generation's, at the latest
 in ``close``). The child uses at most a quarter of one core, so when generations come faster than
@@ -21,23 +21,23 @@ from torch.utils.tensorboard import SummaryWriter
 from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
 from light_league.tracking.logger import (
     CONFIG_TAG,
-    NASH_MIXTURE_TAG,
+    META_STRATEGY_TAG,
     PAYOFF_HEATMAP_TAG,
     PAYOFF_TABLE_TAG,
     MetricLogger,
     PayoffSnapshot,
-    nash_scalars,
+    meta_strategy_scalars,
     resolved_config_markdown,
 )
 from light_league.tracking.payoff_render import payoff_markdown
 
 #: the generations whose chart images are written and flushed, one a line (in the log dir)
 CHARTS_WRITTEN_FILE = "charts_written.txt"
-_CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "nash_mixture": NASH_MIXTURE_TAG}
+_CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "meta_strategy": META_STRATEGY_TAG}
 
 
 class TensorBoardLogger(MetricLogger):
-    """Scalars, payoff heatmaps, payoff markdown tables and Nash bar charts for TensorBoard.
+    """Scalars, payoff heatmaps, payoff markdown tables and meta-strategy bar charts for TensorBoard.
 
     ``purge_step`` (set on resume) hides every event at or after that step left by the run that
     was interrupted, so the resumed generations replace them instead of doubling them.
@@ -77,7 +77,7 @@ class TensorBoardLogger(MetricLogger):
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:
         step = snapshot.generation
         self._writer.add_text(PAYOFF_TABLE_TAG, payoff_markdown(snapshot), step)
-        self.log_scalars(nash_scalars(snapshot), step)
+        self.log_scalars(meta_strategy_scalars(snapshot), step)
         if self._charts is not None:
             self._charts.submit(snapshot)
         else:

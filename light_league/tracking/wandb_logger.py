@@ -2,7 +2,7 @@
 
 Files go under ``RUN_DIR/wandb/``. Every logged row carries the step under the key
 ``generation``, declared as the x axis of every other key, so rows may arrive in any order
-(a resumed run re-logs earlier generations, and the payoff heatmap and Nash bar chart of a
+(a resumed run re-logs earlier generations, and the payoff heatmap and meta-strategy bar chart of a
 generation come in a later row: they are drawn in the background, as for TensorBoard, see
 :mod:`light_league.tracking.chart_process`, and logged from the caller's thread at its next
 logging call; ``close`` waits for the last ones).
@@ -24,12 +24,12 @@ from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, d
 from light_league.tracking.config import WandbConfig
 from light_league.tracking.logger import (
     CONFIG_TAG,
-    NASH_MIXTURE_TAG,
+    META_STRATEGY_TAG,
     PAYOFF_HEATMAP_TAG,
     PAYOFF_TABLE_TAG,
     MetricLogger,
     PayoffSnapshot,
-    nash_scalars,
+    meta_strategy_scalars,
     resolved_config_markdown,
 )
 from light_league.utils.atomic import atomic_write_text
@@ -126,7 +126,7 @@ class WandbLogger(MetricLogger):
         ]
         row: dict[str, Any] = {
             PAYOFF_TABLE_TAG: wandb.Table(columns=columns, data=rows),
-            **nash_scalars(snapshot),
+            **meta_strategy_scalars(snapshot),
             STEP_KEY: snapshot.generation,
         }
         self._log_drawn()
@@ -159,4 +159,4 @@ class WandbLogger(MetricLogger):
             self._run.finish()
 
 
-_CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "nash_mixture": NASH_MIXTURE_TAG}
+_CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "meta_strategy": META_STRATEGY_TAG}

@@ -26,7 +26,7 @@ from tensorboard.backend.event_processing.event_accumulator import (
 )
 
 from light_league.cli import main
-from light_league.tracking.logger import NASH_MIXTURE_TAG, PAYOFF_HEATMAP_TAG, PAYOFF_TABLE_TAG
+from light_league.tracking.logger import META_STRATEGY_TAG, PAYOFF_HEATMAP_TAG, PAYOFF_TABLE_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_MODULE = b"light_league.tracking.chart_process"
@@ -113,7 +113,7 @@ def test_a_kill_while_charts_are_drawn_loses_no_logged_generation(tmp_path: Path
     finished = [r["generation"] for r in records(run_dir)]
     assert finished == list(range(len(finished))) and len(finished) >= stopped_at + 3
     acc = events(run_dir)
-    for key in ("league/nash_entropy", "league/population_size", "timing/evaluate_s"):
+    for key in ("league/meta_entropy", "league/population_size", "timing/evaluate_s"):
         assert [e.step for e in acc.Scalars(key)][: len(finished)] == finished, key
     tables = [e.step for e in acc.Tensors(f"{PAYOFF_TABLE_TAG}/text_summary")]
     assert tables[: len(finished)] == finished
@@ -128,10 +128,10 @@ def test_a_kill_while_charts_are_drawn_loses_no_logged_generation(tmp_path: Path
     acc = events(run_dir)
     assert [r["generation"] for r in records(run_dir)] == list(range(end))
     assert last in {e.step for e in acc.Images(PAYOFF_HEATMAP_TAG)}, "the resume draws them again"
-    assert last in {e.step for e in acc.Images(NASH_MIXTURE_TAG)}
+    assert last in {e.step for e in acc.Images(META_STRATEGY_TAG)}
     assert {e.step for e in acc.Images(PAYOFF_HEATMAP_TAG)} == set(range(end)), "every generation's images"
-    assert {e.step for e in acc.Images(NASH_MIXTURE_TAG)} == set(range(end))
-    steps = [e.step for e in acc.Scalars("league/nash_entropy")]
+    assert {e.step for e in acc.Images(META_STRATEGY_TAG)} == set(range(end))
+    steps = [e.step for e in acc.Scalars("league/meta_entropy")]
     assert set(steps) == set(range(end))
 
 

@@ -169,7 +169,7 @@ CASES: list[Case] = [
                 _corrupt_payoff(
                     r,
                     '{"generation": 0, "agent_ids": ["a", "b"], "roles": ["x", "y"], "win_rates": [[0.5]], '
-                    '"games": [[0]], "nash": [1.0]}',
+                    '"games": [[0]], "meta_strategy": [1.0]}',
                 )
             ),
         ],

@@ -62,13 +62,13 @@ def test_mappo_by_role_gives_each_role_its_own_fields(tmp_path: Path) -> None:
     )
 
 
-def test_a_task_labelled_nash_trains_against_the_recorded_meta_strategy(tmp_path: Path) -> None:
+def test_a_task_weighted_meta_trains_against_the_recorded_meta_strategy(tmp_path: Path) -> None:
     """Issue 31's league: generation 3 records the Nash mixture {main_agent_0-v0: 0.214,
     league_exploiter_0-v1: 0.786}, mass on the main agent's untrained snapshot. Generation 4's
-    league exploiter (label nash, one branch over every member) trains against exactly that
+    league exploiter (label meta, one branch over every member) trains against exactly that
     mixture, not the rest of it renormalised; the main exploiter's curriculum (over the main
     agent's history) is the Nash mixture restricted to that history, and its meta_mass names the
-    share kept. Every task labelled nash records the share of the meta-strategy it drew from."""
+    share kept. Every task labelled meta (set here by its former name, nash) records the share of the meta-strategy it drew from."""
     run_dir = tmp_path / "run"
     nash = [
         f"scheduler.{role}.weighting=nash" for role in ("main_agent", "main_exploiter", "league_exploiter")
@@ -88,21 +88,21 @@ def test_a_task_labelled_nash_trains_against_the_recorded_meta_strategy(tmp_path
     assert meta == pytest.approx({"main_agent_0-v0": 0.214286, "league_exploiter_0-v1": 0.785714})
     tasks = {t["learner"]: t for t in records[4]["tasks"]}
     exploiter = tasks["league_exploiter_0"]
-    assert exploiter["weighting"] == "nash" and exploiter["opponents"] == pytest.approx(meta, abs=1e-4)
+    assert exploiter["weighting"] == "meta" and exploiter["opponents"] == pytest.approx(meta, abs=1e-4)
     assert exploiter["info"]["meta_mass"] == {"pfsp": 1.0}
     curriculum = tasks["main_exploiter_0"]
-    assert curriculum["weighting"] == "nash" and curriculum["opponents"] == {"main_agent_0-v0": 1.0}
+    assert curriculum["weighting"] == "meta" and curriculum["opponents"] == {"main_agent_0-v0": 1.0}
     assert curriculum["info"]["meta_mass"] == {"curriculum": pytest.approx(0.214286)}
     for record, previous in zip(records[1:], records):
         before = previous["meta_strategy"]
         for task in record["tasks"]:
             info = task["info"]
-            if task["weighting"] == "nash":  # drawn from the meta-strategy: nothing left out
+            if task["weighting"] == "meta":  # drawn from the meta-strategy: nothing left out
                 assert "excluded" not in info and info["meta_mass"], task
-            if task["weighting"] == "pfsp(fallback:zero_nash)":  # the fallback says the truth
+            if task["weighting"] == "pfsp(fallback:zero_meta_strategy)":  # the fallback says the truth
                 assert set(info["meta_mass"].values()) == {0.0}, task
-            # a single branch over every member weighted by nash is the meta-strategy itself
-            if task["weighting"] == "nash" and info["branches"] == {"pfsp": 1.0}:
+            # a single branch over every member weighted by meta is the meta-strategy itself
+            if task["weighting"] == "meta" and info["branches"] == {"pfsp": 1.0}:
                 assert task["opponents"] == pytest.approx(
                     {k: v for k, v in before.items() if v > 0}, abs=1e-4
                 )

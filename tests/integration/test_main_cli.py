@@ -46,14 +46,16 @@ def test_local_run_through_the_real_cli_writes_the_run_directory(tmp_path: Path)
             "wall_s",
             "env_steps",
             "population",
-            "nash",
-            "nash_entropy",
+            "meta_solver",
+            "meta_strategy",
+            "meta_entropy",
             "rating",
             "elo_sequential",
             "diversity",
             "tasks",
         }
-        assert abs(sum(g["nash"].values()) - 1.0) < 1e-6
+        assert abs(sum(g["meta_strategy"].values()) - 1.0) < 1e-6
+        assert not {"nash", "nash_entropy"} & set(g)  # one name for the meta-strategy
         assert {t["weighting"] for t in g["tasks"]}  # every task records its weighting
     resolved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert resolved["stop"]["max_generations"] == 2  # the override is in the resolved config
@@ -67,7 +69,9 @@ def test_local_runs_are_deterministic_under_a_seed(tmp_path: Path) -> None:
     outs = []
     for name in ("a", "b"):
         assert run_rps(tmp_path / name, *QUICK) == 0
-        outs.append([(g["nash"], g["rating"], g["elo_sequential"]) for g in generations(tmp_path / name)])
+        outs.append(
+            [(g["meta_strategy"], g["rating"], g["elo_sequential"]) for g in generations(tmp_path / name)]
+        )
     assert outs[0] == outs[1]
 
 
@@ -127,7 +131,7 @@ def test_rps_league_nash_mixture_plays_the_known_equilibrium(tmp_path: Path) -> 
     last = generations(run_dir)[-1]
     obs = np.zeros((1, envs.make_batched("rps", 1).spec.obs_dim), dtype=np.float32)
     mix = np.zeros(3)
-    for pid, weight in last["nash"].items():
+    for pid, weight in last["meta_strategy"].items():
         if weight > 0:
             pol = load_policy(run_dir / "policies" / pid)
             mix += weight * np.exp(

@@ -67,7 +67,7 @@ def test_payoff_text_and_images_per_generation_matching_the_match_log(run_dir: P
 def test_scalars_cover_the_league_and_are_documented(run_dir: Path) -> None:
     acc = accumulator(run_dir)
     keys = acc.Tags()["scalars"]
-    for key in ("league/nash_entropy", "league/population_size", "rollout/env_steps_per_s", "timing/train_s"):
+    for key in ("league/meta_entropy", "league/population_size", "rollout/env_steps_per_s", "timing/train_s"):
         assert key in keys
         assert [e.step for e in acc.Scalars(key)] == [0, 1, 2]
     assert any(k.startswith("rating/") for k in keys)

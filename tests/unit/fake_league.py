@@ -32,7 +32,7 @@ class FakeLeague:
     learner_roles: dict[str, AgentType]
     population: list[AgentRecord] = field(default_factory=list)
     payoff: dict[tuple[str, str], float] = field(default_factory=dict)
-    nash_mixture: dict[str, float] = field(default_factory=dict)
+    mixture: dict[str, float] = field(default_factory=dict)
     steps: dict[str, int] = field(default_factory=dict)
     generation_index: int = 0
 
@@ -56,11 +56,8 @@ class FakeLeague:
     def games(self, a: str, b: str) -> float:
         return 10.0 if (a, b) in self.payoff or (b, a) in self.payoff else 0.0
 
-    def nash(self) -> dict[str, float]:
-        return dict(self.nash_mixture)
-
     def meta_strategy(self) -> dict[str, float]:
-        return dict(self.nash_mixture)
+        return dict(self.mixture)
 
     def steps_since_checkpoint(self, learner_id: str) -> int:
         return self.steps.get(learner_id, 0)

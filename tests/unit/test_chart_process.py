@@ -22,7 +22,7 @@ from test_payoff_render import synthetic_snapshot
 from test_tracking_tensorboard import STORE_EVERYTHING, TEXT_SUFFIX, log_generations, read_events
 
 from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
-from light_league.tracking.payoff_render import nash_bar_png, payoff_heatmap_png
+from light_league.tracking.payoff_render import meta_strategy_bar_png, payoff_heatmap_png
 from light_league.tracking.report import save_payoff_snapshot
 from light_league.tracking.tensorboard_logger import CHARTS_WRITTEN_FILE, TensorBoardLogger
 
@@ -67,7 +67,7 @@ def test_charts_from_the_child_are_the_charts_drawn_in_process() -> None:
     assert not renderer.in_process and collect.generations == [4]
     charts = collect.got[0].charts
     np.testing.assert_array_equal(decode(charts["payoff_heatmap"].png), payoff_heatmap_png(snapshot))
-    np.testing.assert_array_equal(decode(charts["nash_mixture"].png), nash_bar_png(snapshot))
+    np.testing.assert_array_equal(decode(charts["meta_strategy"].png), meta_strategy_bar_png(snapshot))
     heatmap = charts["payoff_heatmap"]
     assert (heatmap.height, heatmap.width) == payoff_heatmap_png(snapshot).shape[:2]
 
@@ -174,9 +174,9 @@ def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
         log_generations(logger, snapshots[1:], every_image=False)
         logger.flush()  # what the runner does at the end of every generation
         acc = read_events(tmp_path / "tensorboard")
-        assert [e.step for e in acc.Scalars("league/nash_entropy")] == [0, 1, 2, 3]
+        assert [e.step for e in acc.Scalars("league/meta_entropy")] == [0, 1, 2, 3]
         assert [e.step for e in acc.Tensors("league/payoff_table" + TEXT_SUFFIX)] == [0, 1, 2, 3]
-        assert [e.step for e in acc.Scalars(f"nash/{snapshots[3].agent_ids[-1]}")] == [3]
+        assert [e.step for e in acc.Scalars(f"meta_strategy/{snapshots[3].agent_ids[-1]}")] == [3]
         drawn = acc.Tags()["images"] and [e.step for e in acc.Images("league/payoff_heatmap")]
         assert not drawn or 3 not in drawn
     finally:
@@ -190,7 +190,7 @@ def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
     acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance=STORE_EVERYTHING)
     acc.Reload()
     assert {0, 1, 2, 3} <= {e.step for e in acc.Images("league/payoff_heatmap")}
-    assert {0, 1, 2, 3} <= {e.step for e in acc.Images("league/nash_mixture")}
+    assert {0, 1, 2, 3} <= {e.step for e in acc.Images("league/meta_strategy")}
 
 
 def test_resume_draws_nothing_again_when_the_images_were_written(tmp_path: Path) -> None:
@@ -224,4 +224,4 @@ def test_wait_starts_the_child_at_once() -> None:
 
 def test_draw_charts_in_process_gives_both_images() -> None:
     rendered = draw_charts(synthetic_snapshot(2, n=3))
-    assert rendered.generation == 2 and set(rendered.charts) == {"payoff_heatmap", "nash_mixture"}
+    assert rendered.generation == 2 and set(rendered.charts) == {"payoff_heatmap", "meta_strategy"}

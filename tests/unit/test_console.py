@@ -27,8 +27,8 @@ STATS: dict[str, Any] = {
         {"id": "random", "role": "baseline"},
         {"id": "league_0", "role": "league_exploiter"},
     ],
-    "nash": {"main_0": 0.5, "exp_0": 0.3, "league_0": 0.2},
-    "nash_entropy": 1.0296,
+    "meta_strategy": {"main_0": 0.5, "exp_0": 0.3, "league_0": 0.2},
+    "meta_entropy": 1.0296,
     "rating": {"main_0": 1210.4, "exp_0": 1150.0, "random": 800.0, "league_0": 1150.0},
     "diversity": 0.4567,
     "nash_conv": 0.01234,
@@ -36,9 +36,9 @@ STATS: dict[str, Any] = {
     "timings": {"train": 30.04, "evaluate": 10.2},
 }
 NEWEST = [
-    {"learner": "main_0", "id": "main_0-v9", "role": "main_agent", "rating": 1099.6, "nash": 0.0,
+    {"learner": "main_0", "id": "main_0-v9", "role": "main_agent", "rating": 1099.6, "meta_strategy": 0.0,
      "baseline": "scripted_l5", "win_rate": 0.625},
-    {"learner": "exp_0", "id": "exp_0-v4", "role": "main_exploiter", "rating": None, "nash": 0.25,
+    {"learner": "exp_0", "id": "exp_0-v4", "role": "main_exploiter", "rating": None, "meta_strategy": 0.25,
      "baseline": "scripted_l5", "win_rate": None},
 ]  # fmt: skip
 
@@ -48,7 +48,7 @@ def console(mode: str, **overrides: Any) -> tuple[Console, io.StringIO]:
     return Console(LoggingConfig(console=mode, **overrides), file=out), out
 
 
-def test_leaderboard_orders_by_rating_then_nash_mass() -> None:
+def test_leaderboard_orders_by_rating_then_meta_strategy_mass() -> None:
     board = leaderboard(STATS)
     assert [row[1] for row in board] == ["main_0", "exp_0", "league_0", "random"]
     assert board[0] == (1, "main_0", "main_agent", 1210.4, 0.5)
@@ -62,8 +62,8 @@ def test_headline_and_quiet_line_known_answers() -> None:
     assert headline(4, STATS) == "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
     assert quiet_line(4, STATS) == (
         "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
-        " | top main_0 rating 1210 nash 0.500"
-        " | nash entropy 1.030 · nash_conv 0.012 · diversity 0.457"
+        " | top main_0 rating 1210 meta 0.500"
+        " | meta entropy 1.030 · nash_conv 0.012 · diversity 0.457"
     )
 
 
@@ -94,8 +94,8 @@ def test_missing_or_null_fields_are_left_out() -> None:
     stats = {k: v for k, v in STATS.items() if k not in ("nash_conv", "timings", "env_steps_per_s")}
     text = "\n".join(summary_lines(1, stats))
     assert "nash_conv" not in text and "timings" not in text and "steps/s" not in text
-    assert "nash entropy 1.030 · diversity 0.457" in text
-    assert metrics_line(stats | {"diversity": None}) == "nash entropy 1.030"
+    assert "meta entropy 1.030 · diversity 0.457" in text
+    assert metrics_line(stats | {"diversity": None}) == "meta entropy 1.030"
     assert quiet_line(0, {"population": [], "diversity": None}) == "generation 0 · 0 agents"
 
 
@@ -140,11 +140,11 @@ def test_every_learners_newest_snapshot_is_shown_in_every_mode_even_outside_the_
     stats = STATS | {"newest": NEWEST}
     quiet = quiet_line(4, stats)
     assert (
-        " | main_0-v9 rating 1100 nash 0.000 vs scripted_l5 0.625 · exp_0-v4 rating - nash 0.250 vs scripted_l5 - | "
+        " | main_0-v9 rating 1100 meta 0.000 vs scripted_l5 0.625 · exp_0-v4 rating - meta 0.250 vs scripted_l5 - | "
         in quiet
     )
     plain = summary_lines(4, stats, top_k=1)
-    assert plain[1].split() == ["newest", "snapshot", "rating", "nash", "win", "rate", "vs"]
+    assert plain[1].split() == ["newest", "snapshot", "rating", "meta", "win", "rate", "vs"]
     assert plain[2].split() == ["main_0-v9", "1100", "0.000", "0.625", "scripted_l5"]
     assert plain[3].split() == ["exp_0-v4", "-", "0.250", "-", "scripted_l5"]
     out = io.StringIO()
@@ -160,6 +160,6 @@ def test_rich_mode_writes_plain_lines_when_the_output_is_not_a_terminal() -> Non
 
 
 def test_numbers_have_one_format_per_kind() -> None:
-    tiny = quiet_line(0, {"population": [], "nash_conv": 3.886e-16, "nash_entropy": 1.09})
-    assert tiny == "generation 0 · 0 agents | nash entropy 1.090 · nash_conv 0.000"
+    tiny = quiet_line(0, {"population": [], "nash_conv": 3.886e-16, "meta_entropy": 1.09})
+    assert tiny == "generation 0 · 0 agents | meta entropy 1.090 · nash_conv 0.000"
     assert "e-" not in "\n".join(summary_lines(4, STATS | {"nash_conv": 3.886e-16}))

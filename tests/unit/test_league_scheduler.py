@@ -75,17 +75,17 @@ def test_remove_monotonic_suffix_known_answers(rates: list[float], keep: int) ->
 def test_combine_weights_known_answers() -> None:
     pfsp = np.array([0.5, 0.4, 0.1])
     nash = np.array([0.7, 0.0, 0.3])
-    probs, label = combine_weights(pfsp, nash, "pfsp_nash")
+    probs, label = combine_weights(pfsp, nash, "pfsp_meta")
     np.testing.assert_allclose(probs, [0.35 / 0.38, 0.0, 0.03 / 0.38])
-    assert label == "pfsp_nash"
-    probs, label = combine_weights(pfsp, nash, "nash")
+    assert label == "pfsp_meta"
+    probs, label = combine_weights(pfsp, nash, "meta")
     np.testing.assert_allclose(probs, [0.7, 0.0, 0.3])
-    assert label == "nash"
-    assert combine_weights(pfsp, None, "nash")[1] == "pfsp(fallback:no_nash)"
-    probs, label = combine_weights(pfsp, np.zeros(3), "nash")
+    assert label == "meta"
+    assert combine_weights(pfsp, None, "meta")[1] == "pfsp(fallback:no_meta_strategy)"
+    probs, label = combine_weights(pfsp, np.zeros(3), "meta")
     np.testing.assert_allclose(probs, pfsp)
-    assert label == "pfsp(fallback:zero_nash)"
-    probs, label = combine_weights(np.array([1.0, 0.0]), np.array([0.0, 1.0]), "pfsp_nash")
+    assert label == "pfsp(fallback:zero_meta_strategy)"
+    probs, label = combine_weights(np.array([1.0, 0.0]), np.array([0.0, 1.0]), "pfsp_meta")
     np.testing.assert_allclose(probs, [1.0, 0.0])
     assert label == "pfsp(fallback:zero_product)"
 
@@ -234,7 +234,7 @@ def exploiter_pool_league(nash: dict[str, float] | None = None) -> FakeLeague:
     league = FakeLeague(
         league_learners(),
         population=[member(k, AgentType.MAIN_AGENT, parent=MA) for k in ("a", "b", "c")],
-        nash_mixture=nash or {},
+        mixture=nash or {},
     )
     league.set_win_rates(LE, {"a": 0.2, "b": 0.6, "c": 0.9})
     return league
@@ -246,23 +246,23 @@ def test_league_exploiter_uses_linear_capped_pfsp() -> None:
     assert task.weighting == "pfsp"
 
 
-def test_pfsp_nash_multiplies_and_renormalises() -> None:
-    scheduler = make_scheduler(league_exploiter={"weighting": "pfsp_nash"})
+def test_pfsp_meta_multiplies_and_renormalises() -> None:
+    scheduler = make_scheduler(league_exploiter={"weighting": "pfsp_meta"})
     task = task_for(scheduler.next_tasks(exploiter_pool_league({"a": 0.7, "b": 0.0, "c": 0.3})), LE)
     assert_mixture(task.opponents, {"a": 0.35 / 0.38, "c": 0.03 / 0.38})
-    assert task.weighting == "pfsp_nash"
+    assert task.weighting == "pfsp_meta"
 
 
-def test_pfsp_nash_before_any_nash_falls_back_to_pfsp_and_says_so() -> None:
-    scheduler = make_scheduler(league_exploiter={"weighting": "pfsp_nash"})
+def test_pfsp_meta_before_any_meta_strategy_falls_back_to_pfsp_and_says_so() -> None:
+    scheduler = make_scheduler(league_exploiter={"weighting": "pfsp_nash"})  # its former name
     task = task_for(scheduler.next_tasks(exploiter_pool_league()), LE)
     assert_mixture(task.opponents, {"a": 0.5, "b": 0.4, "c": 0.1})
-    assert task.weighting == "pfsp(fallback:no_nash)"
+    assert task.weighting == "pfsp(fallback:no_meta_strategy)"
 
 
-def test_nash_weighting_never_draws_a_zero_nash_member() -> None:
+def test_meta_weighting_never_draws_a_zero_mass_member() -> None:
     rng = np.random.default_rng(7)
-    scheduler = make_scheduler(main_agent={"weighting": "nash"}, league_exploiter={"weighting": "nash"})
+    scheduler = make_scheduler(main_agent={"weighting": "meta"}, league_exploiter={"weighting": "nash"})
     for _ in range(50):
         weights = rng.random(3) * (rng.random(3) < 0.6)
         if weights.sum() == 0:
@@ -270,7 +270,7 @@ def test_nash_weighting_never_draws_a_zero_nash_member() -> None:
         nash = dict(zip("abc", (weights / weights.sum()).tolist()))
         tasks = scheduler.next_tasks(exploiter_pool_league(nash))
         le = task_for(tasks, LE)
-        assert le.weighting == "nash"
+        assert le.weighting == "meta"
         assert_mixture(le.opponents, {k: v for k, v in nash.items() if v > 0})
         expected_main = {k: 0.5 * v for k, v in nash.items() if v > 0}
         assert_mixture(task_for(tasks, MA).opponents, {**expected_main, MA: 0.5})
@@ -376,11 +376,11 @@ def test_role_steps_per_generation_overrides_the_scheduler_default() -> None:
     assert steps == {MA: 3000, ME: 1000, LE: 1000}
 
 
-@pytest.mark.parametrize("weighting", ["nash", "pfsp_nash", "pfsp"])
+@pytest.mark.parametrize("weighting", ["meta", "pfsp_meta", "pfsp"])
 def test_an_untrained_snapshot_is_left_out_only_where_the_meta_strategy_does_not_decide(
     weighting: str,
 ) -> None:
-    """``nash`` trains against the meta-strategy itself, an untrained snapshot it holds mass on
+    """``meta`` trains against the meta-strategy itself, an untrained snapshot it holds mass on
     included (rock-paper-scissors: the untrained network plays near the equilibrium); the other
     weightings leave untrained snapshots out and the task's info says so; ``meta_mass`` is the
     share of the meta-strategy on the branch's candidates."""
@@ -389,12 +389,12 @@ def test_an_untrained_snapshot_is_left_out_only_where_the_meta_strategy_does_not
     trained = member("le-v0", AgentType.LEAGUE_EXPLOITER, parent=LE)
     trained.metadata["steps"] = 5000
     league = FakeLeague(
-        league_learners(), population=[untrained, trained], nash_mixture={"ma-v0": 0.25, "le-v0": 0.75}
+        league_learners(), population=[untrained, trained], mixture={"ma-v0": 0.25, "le-v0": 0.75}
     )
     league.set_win_rates(LE, {"ma-v0": 0.5, "le-v0": 0.5})
     task = task_for(make_scheduler(league_exploiter={"weighting": weighting}).next_tasks(league), LE)
     assert task.weighting == weighting
-    if weighting == "nash":
+    if weighting == "meta":
         assert_mixture(task.opponents, {"ma-v0": 0.25, "le-v0": 0.75})
         assert task.info["meta_mass"] == {"pfsp": 1.0} and "excluded" not in task.info
     else:

@@ -19,8 +19,8 @@ from light_league.tracking.payoff_render import (
     FULL_TABLE_MAX_AGENTS,
     ROLE_COLORS,
     focus,
-    nash_bar_figure,
-    nash_bar_png,
+    meta_strategy_bar_figure,
+    meta_strategy_bar_png,
     newest_snapshots,
     parse_payoff_markdown,
     payoff_csv,
@@ -85,7 +85,7 @@ def test_markdown_cells_known_answer() -> None:
     assert "| row vs column | a | b |" in text
     assert "| a (main_agent) | 0.500 (10) | 0.750 (4) |" in text
     assert "| b (baseline) | 0.250 (4) | – (0) |" in text
-    assert "Nash mixture: a 1.000, b 0.000" in text
+    assert "Meta-strategy (nash): a 1.000, b 0.000" in text
     assert text.startswith("Generation 7:")
 
 
@@ -121,7 +121,7 @@ def test_snapshot_json_round_trip_uses_null_for_nan() -> None:
     back = PayoffSnapshot.from_json(data)
     np.testing.assert_array_equal(back.win_rates, snap.win_rates)
     np.testing.assert_array_equal(back.games, snap.games)
-    np.testing.assert_allclose(back.nash, snap.nash)
+    np.testing.assert_allclose(back.meta_strategy, snap.meta_strategy)
     assert (back.generation, back.agent_ids, back.roles) == (snap.generation, snap.agent_ids, snap.roles)
 
 
@@ -129,7 +129,7 @@ def test_snapshot_json_round_trip_uses_null_for_nan() -> None:
     ("field", "value", "message"),
     [
         ("win_rates", np.zeros((2, 3)), r"win_rates must have shape \(3, 3\)"),
-        ("nash", np.zeros(2), r"nash must have shape \(3,\)"),
+        ("meta_strategy", np.zeros(2), r"meta_strategy must have shape \(3,\)"),
         ("win_rates", np.full((3, 3), 1.5), r"must lie in \[0, 1\]"),
         ("roles", ["main_agent"], "1 roles for 3 agent ids"),
     ],
@@ -196,7 +196,7 @@ def league_snapshot(
 
 def _bar_labels(snap: PayoffSnapshot) -> dict[str, float]:
     """``{label text: bar length}``, pairing each bar with the tick label at its own height."""
-    ax = nash_bar_figure(snap).axes[0]
+    ax = meta_strategy_bar_figure(snap).axes[0]
     ticks = {round(float(y), 6): label.get_text() for y, label in zip(ax.get_yticks(), ax.get_yticklabels())}
     out = {}
     for bar in ax.patches:
@@ -207,17 +207,17 @@ def _bar_labels(snap: PayoffSnapshot) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("snap", [league_snapshot(), synthetic_snapshot(4), synthetic_snapshot(0, n=30)])
-def test_every_nash_bar_is_labelled_with_its_own_member(snap: PayoffSnapshot) -> None:
+def test_every_meta_strategy_bar_is_labelled_with_its_own_member(snap: PayoffSnapshot) -> None:
     labelled = _bar_labels(snap)
     for label, width in labelled.items():
         agent = label.removesuffix(" (newest)")
-        assert width == pytest.approx(snap.nash[snap.agent_ids.index(agent)]), label
+        assert width == pytest.approx(snap.meta_strategy[snap.agent_ids.index(agent)]), label
     shown_support = {snap.agent_ids[i] for i in focus(snap).support}
     assert shown_support <= {label.removesuffix(" (newest)") for label in labelled}
-    assert len(shown_support) == min(8, int(np.sum(snap.nash >= 5e-4)))
+    assert len(shown_support) == min(8, int(np.sum(snap.meta_strategy >= 5e-4)))
 
 
-def test_nash_chart_of_a_large_league_names_the_support_and_every_learners_newest_snapshot() -> None:
+def test_meta_strategy_chart_of_a_large_league_names_the_support_and_every_learners_newest_snapshot() -> None:
     labelled = _bar_labels(league_snapshot())
     assert labelled["main_agent_0-v9"] == pytest.approx(0.149)
     assert labelled["main_agent_0-v11"] == pytest.approx(0.27)
@@ -305,11 +305,11 @@ def test_diagonal_and_never_played_cells_are_rendered_as_docs_metrics_md_says() 
         assert phrase in doc, phrase
 
 
-def test_nash_bars_are_coloured_by_role() -> None:
+def test_meta_strategy_bars_are_coloured_by_role() -> None:
     snap = two_agents(
         [[0.5, 0.4], [0.6, 0.5]], [[2, 2], [2, 2]], [0.7, 0.3], roles=("main_agent", "main_exploiter")
     )
-    image = nash_bar_png(snap)
+    image = meta_strategy_bar_png(snap)
     assert _has_color(image, _hex_rgb(ROLE_COLORS["main_agent"]))
     assert _has_color(image, _hex_rgb(ROLE_COLORS["main_exploiter"]))
     assert not _has_color(image, _hex_rgb(ROLE_COLORS["best_response"]))

@@ -34,22 +34,22 @@ def test_first_generation_is_uniform_over_the_initial_members() -> None:
     )
     (task,) = make().next_tasks(league)
     assert task.opponents == {"random": 0.5, "rock": 0.5}
-    assert task.weighting == "uniform(no_nash)"
+    assert task.weighting == "uniform(no_meta_strategy)"
     assert task.info == {}
 
 
 def test_tasks_follow_the_nash_mixture_without_zero_mass_members() -> None:
     nash = {"random": 0.25, "br_0_s0": 0.0, "br_1_s0": 0.75}
-    league = FakeLeague({"br_0": BR}, population=population(), nash_mixture=nash)
+    league = FakeLeague({"br_0": BR}, population=population(), mixture=nash)
     (task,) = make(steps_per_generation=123).next_tasks(league)
     assert task.opponents == pytest.approx({"random": 0.25, "br_1_s0": 0.75})
-    assert task.weighting == "nash"
+    assert task.weighting == "meta_strategy"
     assert task.env_steps == 123
 
 
 def test_two_players_face_the_other_seats_population_with_renormalised_nash() -> None:
     nash = {"random": 0.2, "br_0_s0": 0.5, "br_1_s0": 0.3}
-    league = FakeLeague({"br_0": BR, "br_1": BR}, population=population(), nash_mixture=nash)
+    league = FakeLeague({"br_0": BR, "br_1": BR}, population=population(), mixture=nash)
     br0, br1 = make(2).next_tasks(league)
     assert (br0.learner_id, br0.info) == ("br_0", {"seat": 0})
     assert br0.opponents == pytest.approx({"random": 0.4, "br_1_s0": 0.6})
@@ -66,10 +66,10 @@ def test_empty_population_falls_back_to_a_live_learner() -> None:
 
 
 def test_nash_without_mass_on_candidates_is_uniform() -> None:
-    league = FakeLeague({"br_0": BR}, population=population()[:1], nash_mixture={"gone": 1.0})
+    league = FakeLeague({"br_0": BR}, population=population()[:1], mixture={"gone": 1.0})
     (task,) = make().next_tasks(league)
     assert task.opponents == {"random": 1.0}
-    assert task.weighting == "uniform(fallback:zero_nash)"
+    assert task.weighting == "uniform(fallback:zero_meta_strategy)"
 
 
 def test_every_learner_is_snapshotted_and_reset_each_generation() -> None:

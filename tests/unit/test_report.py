@@ -30,8 +30,9 @@ def generation_record(snap: PayoffSnapshot) -> dict[str, Any]:
         "wall_s": 10.0 * (snap.generation + 1),
         "env_steps": 1000 * (snap.generation + 1),
         "population": [{"id": a, "role": r} for a, r in zip(snap.agent_ids, snap.roles, strict=True)],
-        "nash": dict(zip(snap.agent_ids, snap.nash.tolist(), strict=True)),
-        "nash_entropy": 0.5,
+        "meta_solver": snap.meta_solver,
+        "meta_strategy": dict(zip(snap.agent_ids, snap.meta_strategy.tolist(), strict=True)),
+        "meta_entropy": 0.5,
         "rating": {a: 1000.0 + 25.0 * i for i, a in enumerate(snap.agent_ids)},
         "diversity": 0.25 if snap.generation else None,
         "nash_conv": 0.125 / (snap.generation + 1),
@@ -181,3 +182,60 @@ def test_report_shows_each_learners_newest_snapshot_of_the_record(tmp_path: Path
     v23, l5 = snap.agent_ids.index("main_agent_0-v23"), snap.agent_ids.index("scripted_l5")
     assert f"| main_agent_0-v23 | 1456 | 0.000 | {snap.win_rates[v23, l5]:.3f} | scripted_l5 |" in section
     assert "| league_exploiter_0-v11 |" in section and "| main_exploiter_0-v12 |" in section
+
+
+def test_runs_written_with_the_former_names_read_with_one_name() -> None:
+    """Records, payoff files and checkpoints written before the meta-strategy had one name
+    (``nash``, ``nash_entropy``, ``meta``) read with it as ``meta_strategy``; where a meta-solver
+    other than ``nash`` wrote its mixture beside the Nash mixture, the solver's mixture is it."""
+    from light_league.agents.meta_game import MetaGame
+    from light_league.tracking.report import migrate_record
+
+    old = {
+        "generation": 3,
+        "population": [{"id": "a", "role": "x"}],
+        "nash": {"a": 1.0},
+        "nash_entropy": 0.0,
+        "rating": {"a": 1000.0},
+        "newest": [{"id": "a", "nash": 1.0, "rating": 1000.0}],
+    }
+    new = migrate_record(old)
+    assert list(new) == [
+        "generation",
+        "population",
+        "meta_strategy",
+        "meta_entropy",
+        "rating",
+        "newest",
+        "meta_solver",
+    ]
+    assert new["meta_strategy"] == {"a": 1.0} and new["newest"] == [
+        {"id": "a", "meta_strategy": 1.0, "rating": 1000.0}
+    ]
+    qre = migrate_record(
+        {
+            "generation": 0,
+            "nash": {"a": 1.0, "b": 0.0},
+            "meta_solver": "qre",
+            "meta_strategy": {"a": 0.6, "b": 0.4},
+        }
+    )
+    assert qre == {"generation": 0, "meta_solver": "qre", "meta_strategy": {"a": 0.6, "b": 0.4}}
+    assert migrate_record(new) is new  # the current format passes as it is
+    table = {
+        "generation": 0,
+        "agent_ids": ["a", "b"],
+        "roles": ["x", "y"],
+        "win_rates": [[0.5, 0.7], [0.3, 0.5]],
+    }
+    table["games"] = [[0, 4], [4, 0]]
+    assert list(PayoffSnapshot.from_json({**table, "nash": [1.0, 0.0]}).meta_strategy) == [1.0, 0.0]
+    both = PayoffSnapshot.from_json(
+        {**table, "nash": [1.0, 0.0], "meta_solver": "qre", "meta_strategy": [0.6, 0.4]}
+    )
+    assert list(both.meta_strategy) == [0.6, 0.4] and both.meta_solver == "qre"
+    game = MetaGame()
+    game.load_state_dict({"nash": {"a": 1.0}, "meta": {}})  # a checkpoint of the default solver
+    assert game.meta_strategy == {"a": 1.0} and game.state_dict() == {"meta_strategy": {"a": 1.0}}
+    game.load_state_dict({"nash": {"a": 1.0}, "meta": {"a": 0.7, "b": 0.3}})
+    assert game.meta_strategy == {"a": 0.7, "b": 0.3}

@@ -38,7 +38,7 @@ def runner_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
     """The scalar keys the runner logs each generation, with values derived from the generation."""
     g = snapshot.generation
     out = {
-        "league/nash_entropy": 0.1 * g,
+        "league/meta_entropy": 0.1 * g,
         "exploitability/meta_nash_conv": 1.0 / (g + 1),
         "league/diversity_score": 0.3 + 0.01 * g,
         "league/population_size": float(snapshot.size),
@@ -108,7 +108,7 @@ def test_one_payoff_image_and_table_per_generation(
 ) -> None:
     log_dir, snapshots = three_generations
     acc = read_events(log_dir)
-    for tag in ("league/payoff_heatmap", "league/nash_mixture"):
+    for tag in ("league/payoff_heatmap", "league/meta_strategy"):
         images = acc.Images(tag)
         assert [e.step for e in images] == [0, 1, 2]
         assert all(e.encoded_image_string.startswith(b"\x89PNG") for e in images)
@@ -124,13 +124,13 @@ def test_one_payoff_image_and_table_per_generation(
 def test_scalars_are_read_back_per_generation(three_generations: tuple[Path, list[PayoffSnapshot]]) -> None:
     log_dir, snapshots = three_generations
     acc = read_events(log_dir)
-    entropy = acc.Scalars("league/nash_entropy")
+    entropy = acc.Scalars("league/meta_entropy")
     assert [e.step for e in entropy] == [0, 1, 2]
     np.testing.assert_allclose([e.value for e in entropy], [0.0, 0.1, 0.2], rtol=1e-6)
     assert [e.value for e in acc.Scalars("rating/agent_1")] == [1010.0, 1011.0, 1012.0]
     last = snapshots[-1]
-    nash = [acc.Scalars(f"nash/{a}")[-1].value for a in last.agent_ids]
-    np.testing.assert_allclose(nash, last.nash, rtol=1e-6)
+    meta = [acc.Scalars(f"meta_strategy/{a}")[-1].value for a in last.agent_ids]
+    np.testing.assert_allclose(meta, last.meta_strategy, rtol=1e-6)
 
 
 def test_resolved_config_is_logged_as_text(three_generations: tuple[Path, list[PayoffSnapshot]]) -> None:
@@ -148,7 +148,7 @@ def test_every_written_key_is_documented(three_generations: tuple[Path, list[Pay
 
 
 def test_undocumented_keys_are_reported() -> None:
-    keys = ["train/agent_0/made_up_loss", "elo/a/b", "league/nash_entropy", "timing/train_s"]
+    keys = ["train/agent_0/made_up_loss", "elo/a/b", "league/meta_entropy", "timing/train_s"]
     assert undocumented_keys(keys, METRICS_DOC) == ["elo/a/b", "train/agent_0/made_up_loss"]
 
 
@@ -160,7 +160,7 @@ def test_resume_hides_stale_generations(tmp_path: Path) -> None:
     logger.close()
     acc = read_events(log_dir)
     assert [e.step for e in acc.Images("league/payoff_heatmap")] == [0, 1, 2, 3]
-    assert [e.step for e in acc.Scalars("league/nash_entropy")] == [0, 1, 2, 3]
+    assert [e.step for e in acc.Scalars("league/meta_entropy")] == [0, 1, 2, 3]
     # The legacy accumulator does not purge text tensors; the one the TensorBoard server uses does.
     server = ServerEventAccumulator(str(log_dir), size_guidance={TENSORS: 0})
     server.Reload()

@@ -115,12 +115,12 @@ def test_offline_run_records_the_same_scalar_keys(
     rows = history_rows(tmp_path)
     for snap in snapshots:
         expected = runner_scalars(snap)
-        (row,) = [r for r in rows if r.get(STEP_KEY) == snap.generation and "league/nash_entropy" in r]
+        (row,) = [r for r in rows if r.get(STEP_KEY) == snap.generation and "league/meta_entropy" in r]
         assert {k: row[k] for k in expected} == pytest.approx(expected)
     images = sorted(p.name for p in tmp_path.glob("wandb/offline-run-*/files/media/images/league/*.png"))
     assert sum(name.startswith("payoff_heatmap") for name in images) == 3
-    assert sum(name.startswith("nash_mixture") for name in images) == 3
-    for tag in ("league/payoff_heatmap", "league/nash_mixture"):  # each at its own generation
+    assert sum(name.startswith("meta_strategy") for name in images) == 3
+    for tag in ("league/payoff_heatmap", "league/meta_strategy"):  # each at its own generation
         steps = sorted(int(str(r[STEP_KEY])) for r in rows if any(k.startswith(tag) for k in r))
         assert steps == [0, 1, 2], tag
     assert len(list(tmp_path.glob("wandb/offline-run-*/files/media/table/league/payoff_table*.json"))) == 3
@@ -131,7 +131,7 @@ def test_offline_keys_are_documented(tmp_path: Path, offline: LoggingConfig) -> 
     log_generations(logger, [synthetic_snapshot(0)])
     logger.close()
     logged = {k.split("/_")[0] for row in history_rows(tmp_path) for k in row if not k.startswith("_")}
-    media = ("league/payoff_heatmap", "league/payoff_table", "league/nash_mixture")
+    media = ("league/payoff_heatmap", "league/payoff_table", "league/meta_strategy")
     top_level = {next((m for m in media if k.startswith(m + "/")), k) for k in logged}
     assert set(media) <= top_level
     assert undocumented_keys(top_level, METRICS_DOC) == []
