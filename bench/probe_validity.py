@@ -26,11 +26,13 @@ by its evaluation games; the games' reading is printed beside it.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import os
+import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +126,44 @@ def probe_one(config_path: str, candidate: Candidate, seed: int) -> dict[str, An
     return result.to_json()
 
 
+def probe_all(chosen: list[Candidate], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every candidate's probe reading, ``args.jobs`` at a time; with ``--work`` each reading is
+    kept in a file as it ends (a rerun skips the readings already there)."""
+    work: Path | None = args.work
+    if work is not None:
+        work.mkdir(parents=True, exist_ok=True)
+
+    def kept(c: Candidate) -> Path | None:
+        name = "".join(ch if ch.isalnum() else "_" for ch in c.label)
+        return None if work is None else work / f"{name}_seed{args.seed}.json"
+
+    results: dict[int, dict[str, Any]] = {}
+    todo = []
+    for i, c in enumerate(chosen):
+        path = kept(c)
+        if path is not None and path.exists():
+            results[i] = json.loads(path.read_text())
+        else:
+            todo.append(i)
+    # spawned, not forked: a fork of a process whose torch thread pools are running can hang
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=context) as pool:
+        futures = {pool.submit(probe_one, args.config, chosen[i], args.seed): i for i in todo}
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            path = kept(chosen[i])
+            if path is not None:
+                path.write_text(json.dumps(results[i]))
+            share = results[i]["probe_payoff_exact"] / results[i]["best_response_payoff"]
+            print(
+                f"# {chosen[i].label}: share {share:.2f}, {results[i]['seconds']:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    return [results[i] for i in range(len(chosen))]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", nargs="+", type=Path, required=True, help="run directories of one exact game")
@@ -136,6 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--every", type=int, default=5, help="read every N-th generation of each run")
     ap.add_argument("--seed", type=int, default=0, help="the probes' seed")
     ap.add_argument("--jobs", type=int, default=1, help="probes at a time (one process each)")
+    ap.add_argument("--work", type=Path, help="keep each probe's reading here (a rerun skips those done)")
     ap.add_argument("--out", type=Path, help="also write the output to this file")
     args = ap.parse_args(argv)
     with recorded(args.out):
@@ -162,11 +203,7 @@ def run(args: argparse.Namespace) -> None:
     )
     start = time.perf_counter()
     # spawned, not forked: a fork of a process whose torch thread pools are running can hang
-    with ProcessPoolExecutor(
-        max_workers=max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")
-    ) as pool_:
-        futures = [pool_.submit(probe_one, args.config, c, args.seed) for c in chosen]
-        results = [f.result() for f in futures]
+    results = probe_all(chosen, args)
     print(
         f"\n{'policy':<44} {'NashConv':>8} {'best resp.':>10} {'probe exact':>11} {'share':>6}"
         f" {'probe over games [95%]':>26} {'s':>5}"
