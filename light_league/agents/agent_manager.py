@@ -165,6 +165,7 @@ class AgentManager:
         read_game = None if game is None else functools.partial(game, ids)
         solved = self.meta_game.solve(ids, rates, games, table.exact_cells(ids), self._generation, read_game)
         diversity = self.results.diversity
+        rating, rating_se, anchor = self.results.ratings(ids)
         return LeagueStats(
             ids,
             [r.agent_type.value for r in records],
@@ -178,7 +179,9 @@ class AgentManager:
             ci_low=solved.ci_low,
             ci_high=solved.ci_high,
             stability=solved.stability,
-            rating=self.results.ratings(ids),
+            rating=rating,
+            rating_se=rating_se,
+            rating_anchor=anchor,
         )
 
     def evaluation_games(self, a: str, b: str) -> float:
@@ -199,8 +202,9 @@ class AgentManager:
         return [(ids[i], ids[j], priority) for i, j, priority in ranked]
 
     def ratings(self, ids: list[str]) -> dict[str, float]:
-        """Fitted Elo of ``ids`` over every evaluation (and exact) game so far, baselines held."""
-        return self.results.ratings(ids)
+        """Fitted Elo of ``ids`` over every evaluation (and exact) game so far, one member held
+        (``GameRecords.rating_anchor``)."""
+        return self.results.ratings(ids)[0]
 
     def advance(self) -> None:
         self._generation += 1

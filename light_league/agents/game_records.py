@@ -10,6 +10,7 @@ from typing import Any
 
 from light_league.agents.payoff_table import PayoffTable
 from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
+from light_league.game_theory.elo import RATING_ANCHOR
 from light_league.game_theory.payoff import DecayedPayoff
 from light_league.league.elo_registry import EloRegistry
 from light_league.league.match_database import MatchDatabase
@@ -83,9 +84,24 @@ class GameRecords:
         # Elo sees the nominal games round-robin over the pairs (no pair's games all at once)
         self.elo.update_games([(a, b, value) for _ in range(games) for (a, b), value in pairs.items()])
 
-    def ratings(self, ids: list[str]) -> dict[str, float]:
-        """Fitted Elo of ``ids`` over every evaluation (and exact) game so far, baselines held."""
-        return self.payoff_table.ratings(ids, self.elo.baselines, self.elo.initial_rating)
+    def ratings(self, ids: list[str]) -> tuple[dict[str, float], dict[str, float], tuple[str, float] | None]:
+        """Fitted Elo of ``ids``, each rating's standard error and the anchor: Bradley-Terry over
+        every evaluation (and exact) game so far, one member held fixed (:meth:`rating_anchor`),
+        every other member, scripted baselines included, fitted."""
+        anchor = self.rating_anchor([*self.payoff_table.agents(), *ids])
+        fixed = {} if anchor is None else dict([anchor])
+        ratings, se = self.payoff_table.ratings(ids, fixed, self.elo.initial_rating)
+        return ratings, se, anchor
+
+    def rating_anchor(self, everyone: list[str]) -> tuple[str, float] | None:
+        """The one member the rating holds fixed: ``random`` at its env's rating (800) when it is a
+        baseline of the run, else the first member rated (a baseline at its env's rating, a
+        learner's snapshot at the initial rating, 1000); None before anyone is rated."""
+        if RATING_ANCHOR in self.elo.baselines:
+            return RATING_ANCHOR, self.elo.baselines[RATING_ANCHOR]
+        if not everyone:
+            return None
+        return everyone[0], self.elo.baselines.get(everyone[0], self.elo.initial_rating)
 
     def save(self) -> None:
         self.elo.save()

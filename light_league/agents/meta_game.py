@@ -40,6 +40,10 @@ class LeagueStats:
     diversity: float | None
     #: the rating: Elo from a Bradley-Terry fit over all rated games (order-independent)
     rating: dict[str, float] = field(default_factory=dict)
+    #: each rating's standard error (0 for the anchor); the 95% interval is ± Z95 of it
+    rating_se: dict[str, float] = field(default_factory=dict)
+    #: the member the rating holds fixed, and its rating
+    rating_anchor: tuple[str, float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     meta_solver: str = "nash"
     #: (n, n) bounds of each cell's 95% interval (zero width for exact cells and the diagonal)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from light_league.game_theory.elo import bradley_terry_ratings
+from light_league.game_theory.elo import bradley_terry_fit
 
 
 class PayoffTable:
@@ -120,16 +120,21 @@ class PayoffTable:
         exact = np.array([[(min(a, b), max(a, b)) in self.exact for b in ids] for a in ids], dtype=bool)
         return exact.reshape(len(ids), len(ids))
 
-    def ratings(self, ids: list[str], fixed: Mapping[str, float], prior_rating: float) -> dict[str, float]:
-        """Fitted Elo of ``ids``: Bradley-Terry over every game in the table (``fixed``: the
-        baselines' ratings, held). Every agent ever entered takes part (a member evicted from the
-        pool still anchors those it played)."""
+    def ratings(
+        self, ids: list[str], fixed: Mapping[str, float], prior_rating: float
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Fitted Elo of ``ids`` and each rating's standard error: Bradley-Terry over every game in
+        the table (``fixed``: the ratings held, the anchor). Every agent ever entered takes part (a
+        member evicted from the pool still links those it played)."""
         everyone = list(dict.fromkeys([*self.agents(), *ids]))
         scores, games = self.scores(everyone)
         held = np.array([fixed.get(a, np.nan) for a in everyone], dtype=np.float64)
-        fitted = bradley_terry_ratings(scores, games, held, prior_rating=prior_rating)
+        fitted, se = bradley_terry_fit(scores, games, held, prior_rating=prior_rating)
         wanted = set(ids)
-        return {a: float(r) for a, r in zip(everyone, fitted.tolist()) if a in wanted}
+        rows = [
+            (a, float(r), float(e)) for a, r, e in zip(everyone, fitted.tolist(), se.tolist()) if a in wanted
+        ]
+        return {a: r for a, r, _ in rows}, {a: e for a, _, e in rows}
 
     def state_dict(self) -> dict[str, Any]:
         agents = list(self._index)

@@ -1,4 +1,5 @@
-"""The fitted rating: maximum-likelihood Bradley-Terry Elo, baselines fixed, independent of game order."""
+"""The fitted rating: maximum-likelihood Bradley-Terry Elo with one anchor and 95% intervals,
+independent of game order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from scipy.optimize import minimize
 
 from light_league.agents.agent_manager import AgentManager
-from light_league.game_theory.elo import bradley_terry_ratings
+from light_league.game_theory.elo import Z95, bradley_terry_fit, bradley_terry_ratings
 from light_league.league.agent_pool import AgentType
 from light_league.rollout.episode import MatchResult
 from light_league.run_dir import RunDir
@@ -55,6 +56,55 @@ def test_fit_matches_a_direct_maximisation_of_the_likelihood() -> None:
     ref = minimize(negll, np.full(free.sum(), c * 1000.0), method="BFGS", options={"gtol": 1e-9}).x / c
     np.testing.assert_allclose(got[free], ref, atol=1e-3)
     assert (got[~free] == fixed[~free]).all()
+
+
+def test_the_standard_error_has_the_known_two_player_answer() -> None:
+    # 75 of 100 against a fixed opponent: the log-odds' variance is 1 / (n p (1 - p)) = 1 / 18.75
+    games = np.array([[0.0, 100.0], [100.0, 0.0]])
+    scores = np.array([[0.0, 75.0], [25.0, 0.0]])
+    _, se = bradley_terry_fit(scores, games, np.array([NAN, 1000.0]), prior_games=1e-9)
+    assert se[0] == pytest.approx(math.sqrt(1 / 18.75) * 400 / math.log(10), rel=1e-6)
+    assert se[1] == 0.0
+
+
+def test_intervals_match_the_curvature_of_an_independent_likelihood() -> None:
+    """The standard errors are the inverse observed information: here against a finite-difference
+    Hessian of the log-likelihood written out again, at a maximum found by BFGS."""
+    rng = np.random.default_rng(3)
+    n = 5
+    games = np.triu(rng.integers(10, 40, (n, n)), 1).astype(float)
+    games = games + games.T
+    true = rng.normal(1100, 150, n)
+    p = 1.0 / (1.0 + 10 ** ((true[None, :] - true[:, None]) / 400))
+    wins = np.triu(rng.binomial(games.astype(int), p), 1).astype(float)
+    scores = wins + np.triu(games - wins, 1).T
+    fixed = np.full(n, NAN)
+    fixed[0] = 800.0
+    got, se = bradley_terry_fit(scores, games, fixed)
+
+    def negll(r: np.ndarray) -> float:  # r: the free ratings in Elo points
+        s = np.concatenate([[800.0], r]) * math.log(10) / 400
+        data = (scores * np.logaddexp(0.0, -(s[:, None] - s[None, :]))).sum()
+        s0 = 1000.0 * math.log(10) / 400
+        prior = 0.5 * (np.logaddexp(0, s0 - s[1:]) + np.logaddexp(0, s[1:] - s0)).sum()
+        return float(data + prior)
+
+    best = minimize(negll, np.full(n - 1, 1000.0), method="BFGS", options={"gtol": 1e-8}).x
+    np.testing.assert_allclose(got[1:], best, atol=1e-2)
+    h = 0.5
+    eye = np.eye(n - 1) * h
+    hess = np.array(
+        [
+            [
+                (negll(best + a + b) - negll(best + a - b) - negll(best - a + b) + negll(best - a - b))
+                / (4 * h * h)
+                for b in eye
+            ]
+            for a in eye
+        ]
+    )
+    np.testing.assert_allclose(se[1:], np.sqrt(np.diag(np.linalg.inv(hess))), rtol=1e-3)
+    assert se[0] == 0.0 and Z95 == pytest.approx(1.96, abs=1e-3)
 
 
 def test_all_wins_and_all_losses_stay_finite_and_ordered() -> None:
@@ -122,7 +172,8 @@ def test_same_games_in_two_orders_give_the_same_ratings(tmp_path: Path) -> None:
         sequential.append(stats.elo)
     for agent in ids:
         assert ratings[0][agent] == pytest.approx(ratings[1][agent], abs=1e-6)
-    assert ratings[0]["random"] == 800.0 and ratings[0]["scripted_l5"] == 1400.0
+    # one anchor: random held at 800, scripted_l5 fitted from its games (hidden strength 1400)
+    assert ratings[0]["random"] == 800.0 and abs(ratings[0]["scripted_l5"] - 1400.0) < 100.0
     # the fitted order follows the hidden strengths; the sequential Elo did depend on the order
     assert sorted(ids, key=ratings[0].__getitem__) == sorted(ids, key=strength.__getitem__)
     assert max(abs(sequential[0][a] - sequential[1][a]) for a in ids) > 1.0
