@@ -11,6 +11,7 @@ One generation (see docs/architecture.md):
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,15 +24,18 @@ from light_league.build import make_env_spec as make_env_spec  # its former home
 from light_league.checkpoint import Checkpointer, RunCounters
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.policy_server import PolicyServer
+from light_league.errors import LeagueError
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.evaluation.probe import Probe, ProbeTarget, probe_summary, save_probe
 from light_league.execution import Executor, Handle
+from light_league.game_theory.elo import Z95
 from light_league.run_dir import RunDir
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.seeding import derive_seed as derive_seed  # its former home
-from light_league.tracking.console import Console
-from light_league.tracking.logger import MetricLogger, PayoffSnapshot, newest_entries
-from light_league.tracking.report import save_payoff_snapshot
+from light_league.tracking.console import Console, final_lines, leaderboard_markdown, start_line
+from light_league.tracking.headline import headline_scalars
+from light_league.tracking.logger import LEADERBOARD_TAG, MetricLogger, PayoffSnapshot, newest_entries
+from light_league.tracking.report import load_payoff_snapshot, save_payoff_snapshot
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
 from light_league.types import AgentRecord, GenerationDecisions, TrainingTask, newest_main
 
@@ -107,14 +111,58 @@ class Runner:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> None:
+        self.console.note(self.start_line())
         reason = self.stop_reason()
         if reason is not None:
             self.console.note(
                 f"nothing to do: the run has already stopped ({reason}) after {self.agents.generation} "
                 f"generations; to continue, raise that limit: --resume {self.run_dir.root} key=value"
             )
-        while self.stop_reason() is None:
-            self.run_generation()
+        stop = self.config.stop
+        with self.console.run_progress(
+            max_wall_s=stop.max_wall_s,
+            wall_s=self.wall_s(),
+            max_generations=stop.max_generations,
+            generation=self.agents.generation,
+        ) as bar:
+            while (reason := self.stop_reason()) is None:
+                self.run_generation()
+                bar.update(wall_s=self.wall_s(), generation=self.agents.generation)
+        self._final_summary(reason)
+
+    def start_line(self) -> str:
+        """Run directory, backend and the stop rules in force (the console's first line)."""
+        execution, stop = self.config.execution, self.config.stop
+        workers = f"{execution.num_workers} rollout worker{'s' if execution.num_workers > 1 else ''}"
+        backend = f"{execution.backend} ({workers}" + (
+            f", cluster {execution.address})" if execution.address else ")"
+        )
+        rules = [f"stop.max_generations={stop.max_generations}"]
+        rules += [
+            f"stop.{key}={value:g}" if isinstance(value, float) else f"stop.{key}={value}"
+            for key, value in (
+                ("max_wall_s", stop.max_wall_s),
+                ("max_env_steps", stop.max_env_steps),
+                ("target_nash_conv", stop.target_nash_conv),
+            )
+            if value is not None
+        ]
+        resumed = self.agents.generation or None  # a fresh run starts at generation 0
+        return start_line(str(self.run_dir.root), backend, rules[::-1], resumed_at=resumed)
+
+    def _final_summary(self, reason: str) -> None:
+        """Why the run stopped, its strongest members and the newest main agent against each baseline."""
+        last = collections.deque(self.generations_log, maxlen=1)
+        if not last:
+            return
+        record = last[0]
+        try:
+            snapshot: PayoffSnapshot | None = load_payoff_snapshot(
+                self.run_dir.root, int(record["generation"])
+            )
+        except LeagueError:
+            snapshot = None
+        self.console.final(final_lines(_explain(reason, self.config), record, snapshot))
 
     def run_generation(self) -> dict[str, float]:
         """One generation, its five phases each timed; returns their seconds (``timing/<phase>_s``)."""
@@ -220,7 +268,7 @@ class Runner:
         snapshot = payoff_snapshot(gen, stats)
         save_payoff_snapshot(self.run_dir.root, snapshot)
         record = self._record(gen, tasks, outcome, stats, timer)
-        record["newest"] = newest_entries(snapshot, record["rating"])
+        record["newest"] = newest_entries(snapshot, record["rating"], record["rating_ci95"])
         self._log(snapshot, record, outcome, stats)
         self.agents.advance()
         self.checkpointer.save(self.counters(), record)
@@ -242,6 +290,14 @@ class Runner:
             "population": [{"id": i, "role": r} for i, r in zip(stats.ids, stats.roles)],
             **_meta_record(stats),
             "rating": {k: round(v, 2) for k, v in stats.rating.items()},
+            "rating_anchor": None if stats.rating_anchor is None else stats.rating_anchor[0],
+            "rating_ci95": {
+                k: [
+                    round(v - Z95 * stats.rating_se.get(k, 0.0), 1),
+                    round(v + Z95 * stats.rating_se.get(k, 0.0), 1),
+                ]
+                for k, v in stats.rating.items()
+            },
             "elo_sequential": {k: round(v, 2) for k, v in stats.elo.items()},
             "diversity": stats.diversity,
             "games": dict(self.agents.games_this_generation),
@@ -268,25 +324,29 @@ class Runner:
         self, snapshot: PayoffSnapshot, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
     ) -> None:
         self.logger.log_payoff(snapshot)
-        self.logger.log_scalars(self._scalars(record, outcome, stats), snapshot.generation)
+        self.logger.log_text(
+            LEADERBOARD_TAG,
+            leaderboard_markdown(record, top_k=self.config.logging.summary_top_k),
+            snapshot.generation,
+        )
+        self.logger.log_scalars(self._scalars(snapshot, record, outcome, stats), snapshot.generation)
         self.logger.flush()
 
     def _scalars(
-        self, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
+        self, snapshot: PayoffSnapshot, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
     ) -> dict[str, float]:
         out: dict[str, float] = {
             "league/population_size": float(len(stats.ids)),
             "rollout/env_steps_per_s": float(record["env_steps_per_s"]),
             "rollout/env_steps": float(self.env_steps),
         }
+        out.update(headline_scalars(snapshot, record["rating"], record["rating_ci95"]))
         out.update(_meta_scalars(stats))
         if stats.diversity is not None:
             out["league/diversity_score"] = float(stats.diversity)
         out.update(_exploitability_scalars(self.measured, self.latest_probe))
-        for agent, rating in stats.rating.items():
-            out[f"rating/{agent}"] = rating
-        for agent, rating in stats.elo.items():
-            out[f"elo_sequential/{agent}"] = rating
+        if self.config.logging.member_scalars:
+            out.update(_member_scalars(stats))
         for lid, metrics in outcome.metrics.items():
             for k, v in metrics.items():
                 out[f"train/{lid}/{k}"] = v
@@ -307,6 +367,16 @@ class Runner:
                 self.run_dir.unlock()
 
 
+def _explain(reason: str, config: ExperimentConfig) -> str:
+    """A stop rule with what it means: ``stop.max_wall_s=360 (the first generation to end past 360 s)``."""
+    if reason.startswith("stop.max_wall_s") and config.stop.max_wall_s is not None:
+        budget = f"{config.stop.max_wall_s:g}"
+        return f"stop.max_wall_s={budget} (the first generation to end past {budget} s)"
+    if reason.startswith("stop.target_nash_conv"):
+        return f"{reason} (the meta-strategy's exact NashConv reached it)"
+    return reason
+
+
 def _meta_record(stats: LeagueStats) -> dict[str, Any]:
     """The meta-strategy's part of a generation record (solver, mixture, entropy, stability)."""
     meta = stats.meta_strategy
@@ -325,13 +395,26 @@ def _meta_record(stats: LeagueStats) -> dict[str, Any]:
 
 
 def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
-    """``league/meta_entropy``, ``league/meta_stability`` (+ draws) and ``support/<agent>``."""
+    """``league/meta_entropy`` and ``league/meta_stability`` (+ draws)."""
     out = {"league/meta_entropy": stats.meta_entropy}
     if stats.stability is not None:
         out["league/meta_stability"] = stats.stability.tv_mean
         out["league/meta_stability_draws"] = float(stats.stability.draws)
-        for agent, p in zip(stats.ids, stats.stability.support.tolist()):
-            out[f"support/{agent}"] = float(p)
+    return out
+
+
+def _member_scalars(stats: LeagueStats) -> dict[str, float]:
+    """One scalar per member (``logging.member_scalars``): ``rating/``, ``elo_sequential/``,
+    ``meta_strategy/`` and ``support/<agent>``."""
+    out = {f"rating/{agent}": rating for agent, rating in stats.rating.items()}
+    out.update({f"elo_sequential/{agent}": rating for agent, rating in stats.elo.items()})
+    out.update(
+        {f"meta_strategy/{agent}": float(p) for agent, p in zip(stats.ids, stats.meta_strategy.tolist())}
+    )
+    if stats.stability is not None:
+        out.update(
+            {f"support/{agent}": float(p) for agent, p in zip(stats.ids, stats.stability.support.tolist())}
+        )
     return out
 
 
@@ -351,6 +434,12 @@ def _exploitability_scalars(
         for key in ("win_rate", "payoff", "best_response_payoff"):
             if reading.get(key) is not None:
                 out[f"probe/{target}/{key}"] = float(reading[key])
+        if reading.get("win_rate") is not None and reading.get("win_rate_ci95"):
+            low, high = reading["win_rate_ci95"]
+            out[f"probe/{target}/win_rate_low"], out[f"probe/{target}/win_rate_high"] = (
+                float(low),
+                float(high),
+            )
     return out
 
 

@@ -1,16 +1,23 @@
-"""Screenshot TensorBoard's image tab (the payoff heatmap) of a run directory with headless Chromium.
+"""Screenshot TensorBoard on a run directory with headless Chromium, at device scale 1.
 
+    python tools/tensorboard_screenshot.py RUN_DIR --page headline  # what main.py board opens on
     python tools/tensorboard_screenshot.py RUN_DIR [--out docs/img/tensorboard_payoff.png]
     python tools/tensorboard_screenshot.py --demo          # a synthetic 3-generation league
     python tools/tensorboard_screenshot.py RUN_DIR --relog # the run's payoff files, drawn anew
 
+``--page headline`` shows the Custom Scalars page ``main.py board`` opens on (the headline curves
+of :mod:`light_league.tracking.headline`) and writes docs/img/tensorboard_headline.png by
+default; ``--page table`` the text tab's payoff table; ``--page images`` (the default) the image
+tab filtered to ``--tag`` (the payoff heatmap).
 ``--relog`` logs the run's ``payoff/gen_XXXX.json`` files again through the current logger into a
 scratch folder and screenshots that (for a run made before a change to the charts).
-docs/img/tensorboard_payoff.png: ``RUN_DIR --relog --height 900`` on a ``league.yaml`` run.
+docs/img/tensorboard_headline.png: ``RUN_DIR --page headline --height 900`` on a ``league.yaml``
+run; docs/img/tensorboard_payoff.png: ``RUN_DIR --height 900`` on the same run.
 
 Starts ``tensorboard --logdir RUN_DIR`` on a free local port, waits until it answers, loads the
-images tab filtered to the payoff heatmap in headless Chromium (Debian: ``apt-get install
-chromium``) and saves the PNG. TensorBoard is stopped afterwards, whatever happens.
+page in headless Chromium (Debian: ``apt-get install -y chromium``) at one device pixel per CSS
+pixel (what a plain monitor shows) and saves the PNG. TensorBoard is stopped afterwards, whatever
+happens.
 """
 
 from __future__ import annotations
@@ -34,7 +41,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # this checkout's light_league, not another one installed in the env
     sys.path.insert(0, str(ROOT))
-DEFAULT_OUT = ROOT / "docs" / "img" / "tensorboard_payoff.png"
+DEFAULT_OUT = {
+    "images": ROOT / "docs" / "img" / "tensorboard_payoff.png",
+    "headline": ROOT / "docs" / "img" / "tensorboard_headline.png",
+    "table": ROOT / "docs" / "img" / "tensorboard_table.png",
+}
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -135,14 +146,33 @@ def wait_for_images(logger: object) -> None:
 
 
 def relog_run(run_dir: Path, out: Path) -> None:
-    """Every saved payoff snapshot of ``run_dir`` logged through the current TensorBoard logger."""
+    """Every saved generation of ``run_dir`` logged again through the current TensorBoard logger:
+    its payoff snapshot, leaderboard and the scalars the headline reads (from
+    ``generations.jsonl``)."""
     from light_league.tracking.backends import build_logger
     from light_league.tracking.config import LoggingConfig
-    from light_league.tracking.report import load_payoff_snapshot, saved_generations
+    from light_league.tracking.console import leaderboard_markdown
+    from light_league.tracking.headline import headline_scalars
+    from light_league.tracking.logger import LEADERBOARD_TAG
+    from light_league.tracking.report import load_payoff_snapshot, read_generations, saved_generations
 
+    records = {r["generation"]: r for r in read_generations(run_dir)}
     logger = build_logger(LoggingConfig(), out)
     for generation in saved_generations(run_dir):
-        logger.log_payoff(load_payoff_snapshot(run_dir, generation))
+        snapshot = load_payoff_snapshot(run_dir, generation)
+        logger.log_payoff(snapshot)
+        record = records.get(generation)
+        if record is not None:
+            logger.log_text(LEADERBOARD_TAG, leaderboard_markdown(record), generation)
+            scalars = headline_scalars(snapshot, record.get("rating", {}), record.get("rating_ci95", {}))
+            for key in ("nash_entropy", "meta_entropy", "main_nash_conv", "meta_nash_conv", "diversity"):
+                if record.get(key) is not None:
+                    group = "exploitability" if key.endswith("nash_conv") else "league"
+                    scalars[f"{group}/{'diversity_score' if key == 'diversity' else key}"] = float(
+                        record[key]
+                    )
+            scalars["league/population_size"] = float(snapshot.size)
+            logger.log_scalars(scalars, generation)
         wait_for_images(logger)
     logger.close()
 
@@ -152,11 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", nargs="?", type=Path, help="run directory (or its tensorboard/ folder)")
     parser.add_argument("--demo", action="store_true", help="screenshot a synthetic run instead")
     parser.add_argument("--relog", action="store_true", help="draw the run's payoff files anew first")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--tag", default="league/payoff_heatmap", help="image tag to show")
+    parser.add_argument("--page", choices=sorted(DEFAULT_OUT), default="images", help="which page to show")
+    parser.add_argument("--out", type=Path, default=None, help="PNG to write (default: docs/img/ per page)")
+    parser.add_argument("--tag", default="league/payoff_heatmap", help="image tag to show (--page images)")
     parser.add_argument("--width", type=int, default=1000, help="window width in CSS pixels")
     parser.add_argument("--height", type=int, default=620, help="window height in CSS pixels")
-    parser.add_argument("--scale", type=float, default=2.0, help="device pixels per CSS pixel")
+    parser.add_argument("--scale", type=float, default=1.0, help="device pixels per CSS pixel")
     parser.add_argument("--budget-ms", type=int, default=20000, help="Chromium virtual time for the page")
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for TensorBoard")
     args = parser.parse_args(argv)
@@ -174,18 +205,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.relog:
             relog_run(run_dir, Path(scratch) / "relogged")
             run_dir = Path(scratch) / "relogged"
+        out = args.out or DEFAULT_OUT[args.page]
         with tensorboard_server(run_dir, free_port(), args.timeout) as base:
-            url = f"{base}/?darkMode=false#images&tagFilter={quote(args.tag, safe='')}"
+            page = {
+                "headline": "custom_scalars",
+                "table": f"text&tagFilter={quote('league/payoff_table', safe='')}",
+                "images": f"images&tagFilter={quote(args.tag, safe='')}",
+            }[args.page]
+            url = f"{base}/?darkMode=false#{page}"
             screenshot(
                 url,
-                args.out,
+                out,
                 width=args.width,
                 height=args.height,
                 scale=args.scale,
                 budget_ms=args.budget_ms,
                 chromium=chromium,
             )
-    print(f"wrote {args.out}")
+    print(f"wrote {out}")
     return 0
 
 

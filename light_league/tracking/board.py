@@ -1,5 +1,8 @@
 """``main.py board RUN_DIR``: TensorBoard on a run, keeping every generation's images and tables.
 
+The address it prints opens TensorBoard's *Custom Scalars* dashboard, where the run's layout puts
+the headline curves (:mod:`light_league.tracking.headline`).
+
 TensorBoard keeps only 10 images and 10 texts per tag by default (a random sample of the steps);
 ``--samples_per_plugin images=100000,text=100000`` keeps all of them (0, documented as "all",
 keeps none with TensorBoard 2.21's default fast loader).
@@ -15,6 +18,11 @@ from light_league.errors import LeagueError
 
 #: keep every step of the image and text plugins (TensorBoard's default is a sample of 10)
 SAMPLES_PER_PLUGIN = "images=100000,text=100000"
+
+
+def board_url(host: str, port: int) -> str:
+    """The address ``board`` prints: the Custom Scalars dashboard, the headline curves first."""
+    return f"http://{host}:{port}/#custom_scalars"
 
 
 def board_command(run_dir: Path, *, port: int = 6006, host: str = "localhost") -> list[str]:

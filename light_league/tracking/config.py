@@ -47,4 +47,9 @@ class LoggingConfig(Section):
     """TensorBoard writes to disk once this many events are pending."""
 
     summary_top_k: int = Field(10, ge=1, le=100)
-    """Rows of the population table in the console summary (sorted by Elo)."""
+    """Rows of the population table in the console summary and TensorBoard's leaderboard (sorted by rating)."""
+
+    member_scalars: bool = False
+    """Also log one scalar per member and generation (``rating/<agent>``, ``elo_sequential/<agent>``,
+    ``nash/<agent>``, ``support/<agent>``): hundreds of tags in a long league, so off by default;
+    every member's numbers are in ``generations.jsonl``, TensorBoard's leaderboard and ``report``."""

@@ -11,33 +11,37 @@ Everything goes to **stderr** (stdout stays free for ``report`` and for piping).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, TextIO
 
 from rich.console import Console as RichConsole
 from rich.console import Group, JustifyMethod
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
+from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from light_league.tracking.config import LoggingConfig
+from light_league.tracking.logger import Cell, PayoffSnapshot, versus_baselines
 
 LeaderRow = tuple[int, str, str, float | None, float]
 _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("#", "right"),
     ("agent", "left"),
     ("role", "left"),
-    ("rating", "right"),
+    ("rating ±95%", "right"),
     ("meta", "right"),
 )
 
 _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("newest snapshot", "left"),
-    ("rating", "right"),
+    ("rating ±95%", "right"),
     ("meta", "right"),
-    ("win rate", "right"),
-    ("vs", "left"),
+    ("vs strongest baseline: win rate [95%] (games)", "left"),
 )
 
 
@@ -72,6 +76,45 @@ def rating(value: float | None) -> str:
 def fraction(value: float | None) -> str:
     """A probability, win rate, entropy, NashConv or diversity: 3 decimals; ``-`` when unknown."""
     return _fmt(value, 3)
+
+
+def rating_text(value: float | None, ci95: Sequence[float] | None = None) -> str:
+    """``1270 ± 35`` (the 95% interval's half width), ``800`` for the anchor or without an interval."""
+    if value is None or ci95 is None or len(ci95) != 2:
+        return rating(value)
+    half = (float(ci95[1]) - float(ci95[0])) / 2
+    return rating(value) if round(half) == 0 else f"{rating(value)} ± {half:.0f}"
+
+
+def member_rating(stats: Mapping[str, Any], agent: str) -> str:
+    """``agent``'s rating in a generation record, with its interval where the record has one."""
+    ratings: Mapping[str, float] = stats.get("rating", stats.get("elo", {}))
+    return rating_text(ratings.get(agent), (stats.get("rating_ci95") or {}).get(agent))
+
+
+def win_rate_text(rate: float | None, ci95: Sequence[float] | None = None, games: int | None = None) -> str:
+    """``0.406 [0.33, 0.49] (128)``: a win rate with its 95% interval and games; ``-`` when unplayed."""
+    if rate is None:
+        return "-"
+    text = fraction(rate)
+    if ci95 is not None and len(ci95) == 2:
+        text += f" [{ci95[0]:.2f}, {ci95[1]:.2f}]"
+    return text + (f" ({games:,})" if games else "")
+
+
+def anchor_text(stats: Mapping[str, Any]) -> str:
+    """``random = 800 held fixed`` (the rating's anchor, as the record names it), else empty."""
+    anchor = stats.get("rating_anchor")
+    value = stats.get("rating", {}).get(anchor) if anchor else None
+    return "" if value is None else f"{anchor} = {rating(value)} held fixed"
+
+
+def more_line(board: list[LeaderRow], top_k: int) -> str:
+    """``... 63 more (meta-strategy mass 0.519)`` for the rows past ``top_k`` (empty when none)."""
+    rest = board[top_k:]
+    return (
+        f"... {len(rest)} more (meta-strategy mass {fraction(sum(row[4] for row in rest))})" if rest else ""
+    )
 
 
 def headline(generation: int, stats: Mapping[str, Any]) -> str:
@@ -128,13 +171,14 @@ def timings_line(stats: Mapping[str, Any]) -> str:
 
 
 def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
-    """``(snapshot, elo, meta, win rate, against)`` for each learner's newest snapshot."""
+    """``(snapshot, rating ± interval, meta, win rate [interval] (games), against)`` for each
+    learner's newest snapshot (``meta``: its meta-strategy mass)."""
     return [
         (
             e["id"],
-            rating(e.get("rating", e.get("elo"))),
+            rating_text(e.get("rating", e.get("elo")), e.get("rating_ci95")),
             fraction(e.get("meta_strategy")),
-            fraction(e.get("win_rate")),
+            win_rate_text(e.get("win_rate"), e.get("win_rate_ci95"), e.get("games")),
             e.get("baseline") or "-",
         )
         for e in stats.get("newest", [])
@@ -142,7 +186,8 @@ def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]
 
 
 def newest_line(stats: Mapping[str, Any]) -> str:
-    """``main_agent_0-v4 rating 1456 meta 0.000 vs scripted_l5 0.625 · ...`` (one part per learner)."""
+    """``main_agent_0-v4 rating 1456 ± 35 meta 0.000 vs scripted_l5 0.625 [0.54, 0.70] (128) · ...``
+    (one part per learner)."""
     parts = []
     for agent, elo, meta, win_rate, against in newest_rows(stats):
         versus = f" vs {against} {win_rate}" if against != "-" else ""
@@ -159,64 +204,224 @@ def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
     else:
         board = leaderboard(stats)
         if board:
-            _, agent, _, elo, meta = board[0]
-            parts.append(f"top {agent} rating {rating(elo)} meta {fraction(meta)}")
+            _, agent, _, _, meta = board[0]
+            parts.append(f"top {agent} rating {member_rating(stats, agent)} meta {fraction(meta)}")
     metrics = metrics_line(stats)
     if metrics:
         parts.append(metrics)
     return " | ".join(parts)
 
 
-_NEWEST_HEADER = f"{'newest snapshot':<27} {'rating':>6} {'meta':>6} {'win rate':>8}  vs"
+_NEWEST_HEADER = (
+    f"{'newest snapshot':<24} {'rating ±95%':>11} {'meta':>6}  vs strongest baseline: win rate [95%] (games)"
+)
+_BOARD_HEADER = f"{'#':>3}  {'agent':<24} {'role':<17} {'rating ±95%':>11} {'meta':>6}"
+
+
+def _board_line(stats: Mapping[str, Any], row: LeaderRow) -> str:
+    rank, agent, role, _, meta = row
+    return f"{rank:>3}  {agent:<24} {role:<17} {member_rating(stats, agent):>11} {fraction(meta):>6}"
 
 
 def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
     """The plain-text summary: headline, each learner's newest snapshot, leaderboard (top
-    ``top_k``), metrics, timings."""
+    ``top_k``, the rest counted with their meta-strategy mass), metrics, timings."""
     lines = [headline(generation, stats)]
     rows = newest_rows(stats)
     if rows:
         lines.append(_NEWEST_HEADER)
-        lines += [f"{a:<27} {e:>6} {n:>6} {w:>8}  {b}" for a, e, n, w, b in rows]
-    lines.append(f"{'#':>3}  {'agent':<24} {'role':<17} {'rating':>7} {'meta':>6}")
+        lines += [
+            f"{a:<24} {e:>11} {n:>6}  {b} {w}" if b != "-" else f"{a:<24} {e:>11} {n:>6}"
+            for a, e, n, w, b in rows
+        ]
+    lines.append(_BOARD_HEADER)
     board = leaderboard(stats)
-    for rank, agent, role, elo, meta in board[:top_k]:
-        lines.append(f"{rank:>3}  {agent:<24} {role:<17} {rating(elo):>6} {fraction(meta):>6}")
+    lines += [_board_line(stats, row) for row in board[:top_k]]
     if len(board) > top_k:
-        lines.append(f"     ... {len(board) - top_k} more")
+        lines.append(f"     {more_line(board, top_k)}")
     lines += [line for line in (metrics_line(stats), timings_line(stats)) if line]
     return lines
 
 
-class GenerationProgress:
-    """Counts a generation's training steps and evaluation games; draws bars in rich mode."""
+def leaderboard_markdown(stats: Mapping[str, Any], *, top_k: int = 10) -> str:
+    """The top ``top_k`` members by rating (and each learner's newest snapshot below them, if not
+    among them) as a markdown table, the rest counted with their meta-strategy mass: TensorBoard's
+    ``league/leaderboard``."""
+    board = leaderboard(stats)
+    newest = {e["id"] for e in stats.get("newest", []) if isinstance(e, Mapping)}
+    shown = [row for row in board if row[0] <= top_k or row[1] in newest]
+    anchor = anchor_text(stats)
+    lines = [
+        f"Generation {stats.get('generation', '?')}: the members by rating (Elo fitted to every evaluation game"
+        + (f", {anchor}" if anchor else "")
+        + "; ± the 95% interval). One number cannot show cycles: read the payoff table beside it.",
+        "",
+        "| # | member | role | rating | meta-strategy mass |",
+        "|---:|---|---|---:|---:|",
+    ]
+    lines += [
+        f"| {r} | {a} | {role} | {member_rating(stats, a)} | {fraction(n)} |" for r, a, role, _, n in shown
+    ]
+    hidden = [row for row in board if row not in shown]
+    if hidden:
+        lines += [
+            "",
+            f"{len(hidden)} more members hold meta-strategy mass {fraction(sum(row[4] for row in hidden))}.",
+        ]
+    return "\n".join(lines) + "\n"
 
-    def __init__(
-        self, progress: Progress | None, generation: int, total_steps: int, total_eval_games: int
-    ) -> None:
-        self.generation = generation
-        self.total_steps = total_steps
-        self.total_eval_games = total_eval_games
-        self.train_done = 0
-        self.eval_done = 0
+
+def start_line(run_dir: str, backend: str, stop_rules: list[str], *, resumed_at: int | None = None) -> str:
+    """The run's first line: ``run directory runs/x · backend ray (2 workers) · stops at
+    stop.max_wall_s=360 or stop.max_generations=40``."""
+    parts = [f"run directory {run_dir}", f"backend {backend}", "stops at " + " or ".join(stop_rules)]
+    if resumed_at is not None:
+        parts.append(f"resuming at generation {resumed_at}")
+    return " · ".join(parts)
+
+
+def final_lines(
+    reason: str, record: Mapping[str, Any], snapshot: PayoffSnapshot | None, *, top_k: int = 5
+) -> list[str]:
+    """The run's closing summary: why it stopped, the strongest members with their intervals, and
+    the newest main agent (each learner's newest snapshot in a run without one) against each
+    baseline."""
+    generations = int(record.get("generation", -1)) + 1
+    lines = [
+        f"run stopped: {reason} after {generations} generation{'s' if generations != 1 else ''}, "
+        f"{_duration(float(record.get('wall_s', 0.0)))}, {int(record.get('env_steps', 0)):,} env steps"
+    ]
+    board = leaderboard(record)
+    anchor = anchor_text(record)
+    lines.append(f"strongest members (rating ± 95% interval{'; ' + anchor if anchor else ''}):")
+    lines += [_board_line(record, row) for row in board[:top_k]]
+    if snapshot is not None:
+        newest = [e for e in record.get("newest", []) if e.get("role") == "main_agent"] or list(
+            record.get("newest", [])
+        )
+        for entry in newest:
+            if entry["id"] not in snapshot.agent_ids:
+                continue
+            cells = versus_baselines(snapshot, entry["id"])
+            if not cells:
+                continue
+            lines.append(
+                f"{entry['id']} (rating {member_rating(record, entry['id'])}) against each baseline, "
+                "win rate [95%] (games):"
+            )
+            lines += [f"     {b:<14} {_cell_text(c)}" for b, c in cells.items()]
+    lines.append(
+        "one rating cannot show cycles (a member can beat a strong baseline and lose to a weaker one): "
+        "read the payoff table (main.py report RUN_DIR)"
+    )
+    return lines
+
+
+def _cell_text(cell: Cell | None) -> str:
+    return "not played" if cell is None else win_rate_text(cell.win_rate, cell.ci95, cell.games)
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{seconds:.1f} s"
+
+
+class _Bar(BarColumn):
+    """A bar; the run's bar under a wall-time budget fills with the time spent."""
+
+    def render(self, task: Task) -> ProgressBar:
+        budget = task.fields.get("budget_s")
+        if budget is None:
+            return super().render(task)
+        left = max(0.0, task.fields["deadline"] - time.monotonic())
+        return ProgressBar(
+            total=budget,
+            completed=min(budget - left, budget),
+            width=None if self.bar_width is None else max(1, self.bar_width),
+            style=self.style,
+            complete_style=self.complete_style,
+            finished_style=self.finished_style,
+            pulse_style=self.pulse_style,
+            animation_time=task.get_time(),
+        )
+
+
+class _Count(ProgressColumn):
+    """``1,024/4,096``; for the run's bar under a wall-time budget ``2:48 of 6:00, 3:12 left``."""
+
+    def render(self, task: Task) -> Text:
+        budget = task.fields.get("budget_s")
+        if budget is None:
+            return Text(f"{int(task.completed):,}/{int(task.total or 0):,}")
+        left = max(0.0, task.fields["deadline"] - time.monotonic())
+        return Text(f"{_clock(budget - left)} of {_clock(budget)}, {_clock(left)} left")
+
+
+def _clock(seconds: float) -> str:
+    whole = max(0, round(seconds))
+    return (
+        f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+        if whole >= 3600
+        else f"{whole // 60}:{whole % 60:02d}"
+    )
+
+
+class _Bars:
+    """The bars of one live display: added on enter, removed on exit; the display itself is
+    started and stopped here unless a longer-lived one (the run's) holds it."""
+
+    def __init__(self, progress: Progress | None, owned: bool) -> None:
         self._progress = progress
-        self._train_task = (
-            progress.add_task(f"gen {generation} train", total=total_steps) if progress else None
-        )
-        self._eval_task = (
-            progress.add_task(f"gen {generation} eval", total=total_eval_games) if progress else None
-        )
+        self._owned = owned
+        self._tasks: list[Any] = []
 
-    def __enter__(self) -> GenerationProgress:
-        if self._progress is not None:
+    def _add(self, description: str, total: float, **fields: Any) -> Any:
+        if self._progress is None:
+            return None
+        task = self._progress.add_task(description, total=total, **fields)
+        self._tasks.append(task)
+        return task
+
+    def __enter__(self) -> Any:
+        if self._progress is not None and self._owned:
             self._progress.start()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._progress is not None:
+        if self._progress is None:
+            return
+        if self._owned:
             self._progress.stop()
+        else:
+            for task in self._tasks:
+                self._progress.remove_task(task)
+
+
+class GenerationProgress(_Bars):
+    """Counts a generation's training steps and evaluation games; draws bars in rich mode."""
+
+    def __init__(
+        self,
+        progress: Progress | None,
+        generation: int,
+        total_steps: int,
+        total_eval_games: int,
+        *,
+        owned: bool = True,
+    ) -> None:
+        super().__init__(progress, owned)
+        self.generation = generation
+        self.total_steps = total_steps
+        self.total_eval_games = total_eval_games
+        self.train_done = 0
+        self.eval_done = 0
+        self._train_task = self._add(f"gen {generation} train", total_steps)
+        self._eval_task = self._add(f"gen {generation} eval", total_eval_games)
+
+    def __enter__(self) -> GenerationProgress:
+        return super().__enter__()
 
     def advance_train(self, n: int) -> None:
         """``n`` more environment steps of training done."""
@@ -237,27 +442,50 @@ class GenerationProgress:
             self._progress.advance(self._eval_task, n)
 
 
-class ProbeProgress:
+class ProbeProgress(_Bars):
     """Reports a probe's training steps; draws a bar in rich mode (``Console.probe_progress``)."""
 
-    def __init__(self, progress: Progress | None, target: str, total_steps: int) -> None:
-        self._progress = progress
-        self._task = progress.add_task(f"probe vs {target}", total=total_steps) if progress else None
+    def __init__(
+        self, progress: Progress | None, target: str, total_steps: int, *, owned: bool = True
+    ) -> None:
+        super().__init__(progress, owned)
+        self._task = self._add(f"probe vs {target}", total_steps)
 
     def __enter__(self) -> ProbeProgress:
-        if self._progress is not None:
-            self._progress.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        return super().__enter__()
 
     def __call__(self, done: int, total: int) -> None:
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, completed=done, total=total)
+
+
+class RunProgress:
+    """The run's own bar (``Console.run_progress``): under ``stop.max_wall_s`` it fills with the
+    time spent and says how long is left, else it counts generations."""
+
+    def __init__(self, progress: Progress | None, *, max_wall_s: float | None, max_generations: int) -> None:
+        self._progress = progress
+        self._max_wall_s = max_wall_s
+        self._max_generations = max_generations
+        self._task = None
+        if progress is not None:
+            fields: dict[str, Any] = {}
+            if max_wall_s is not None:
+                fields = {"budget_s": max_wall_s, "deadline": time.monotonic() + max_wall_s}
+            self._task = progress.add_task("run", total=max_generations, **fields)
+
+    def update(self, *, wall_s: float, generation: int) -> None:
+        """``generation`` generations completed, ``wall_s`` seconds since the run started."""
+        if self._progress is None or self._task is None:
+            return
+        description = f"run, generation {generation} of at most {self._max_generations}"
+        if self._max_wall_s is None:
+            self._progress.update(self._task, completed=generation, description=description)
+        else:
+            deadline = time.monotonic() + self._max_wall_s - wall_s
+            self._progress.update(
+                self._task, completed=generation, description=description, deadline=deadline
+            )
 
 
 class Console:
@@ -271,39 +499,60 @@ class Console:
         self._top_k = config.summary_top_k
         self._file = file if file is not None else sys.stderr
         self._rich = RichConsole(file=self._file, highlight=False, force_terminal=terminal)
+        self._live: Progress | None = None  #: the run's live display, while ``run_progress`` holds it
+
+    def _bars(self) -> tuple[Progress | None, bool]:
+        """The live display new bars go to, and whether they start and stop it themselves."""
+        if self._live is not None:
+            return self._live, False
+        if self.mode == "rich" and self._rich.is_terminal:
+            return (
+                Progress(
+                    TextColumn("{task.description}"),
+                    _Bar(),
+                    _Count(),
+                    TimeElapsedColumn(),
+                    console=self._rich,
+                    transient=True,
+                ),
+                True,
+            )
+        return None, True
+
+    @contextmanager
+    def run_progress(
+        self, *, max_wall_s: float | None, wall_s: float, max_generations: int, generation: int
+    ) -> Iterator[RunProgress]:
+        """The run's bar for the duration of the ``with`` block; the generation and probe bars
+        join its display."""
+        progress, _ = self._bars()
+        bar = RunProgress(progress, max_wall_s=max_wall_s, max_generations=max_generations)
+        bar.update(wall_s=wall_s, generation=generation)
+        if progress is None:
+            yield bar
+            return
+        self._live = progress
+        progress.start()
+        try:
+            yield bar
+        finally:
+            progress.stop()
+            self._live = None
 
     def generation_progress(
         self, generation: int, total_steps: int, total_eval_games: int
     ) -> GenerationProgress:
         """Use as ``with console.generation_progress(g, steps, games) as p: p.advance_train(n)``."""
-        progress = None
-        if self.mode == "rich" and self._rich.is_terminal:
-            progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=self._rich,
-                transient=True,
-            )
-        return GenerationProgress(progress, generation, total_steps, total_eval_games)
+        progress, owned = self._bars()
+        return GenerationProgress(progress, generation, total_steps, total_eval_games, owned=owned)
 
     def probe_progress(self, target: str, total_steps: int) -> ProbeProgress:
         """Use as ``with console.probe_progress("main", steps) as p: p(done, total)``: a bar in rich
         mode on a terminal, a start line otherwise."""
-        progress = None
-        if self.mode == "rich" and self._rich.is_terminal:
-            progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=self._rich,
-                transient=True,
-            )
-        elif self.mode != "quiet":
+        progress, owned = self._bars()
+        if progress is None and self.mode != "quiet":
             self._plain(f"probe vs {target}: training a fresh learner for {total_steps:,} env steps")
-        return ProbeProgress(progress, target, total_steps)
+        return ProbeProgress(progress, target, total_steps, owned=owned)
 
     def summary(self, generation: int, stats: Mapping[str, Any]) -> None:
         """Print the generation's summary (a ``GenerationRecord``; missing fields are left out)."""
@@ -318,23 +567,30 @@ class Console:
         """One line of information (resumed from ..., run directory ...), in every mode."""
         self._plain(text)
 
+    def final(self, lines: list[str]) -> None:
+        """The run's closing summary (:func:`final_lines`), in every mode."""
+        self._plain("\n".join(lines))
+
     def _plain(self, text: str) -> None:
-        print(text, file=self._file, flush=True)
+        if self._live is not None:  # above the live bars, which stay below
+            self._rich.print(Text(text))
+        else:
+            print(text, file=self._file, flush=True)
 
     def _panel(self, generation: int, stats: Mapping[str, Any]) -> Panel:
         newest = Table(box=None, pad_edge=False)
         for name, justify in _NEWEST_COLUMNS:
             newest.add_column(name, justify=justify)
-        for row in newest_rows(stats):
-            newest.add_row(*row)
+        for agent, elo, mass, win_rate, against in newest_rows(stats):
+            newest.add_row(agent, elo, mass, f"{against} {win_rate}" if against != "-" else "-")
         table = Table(box=None, pad_edge=False)
         for name, justify in _COLUMNS:
             table.add_column(name, justify=justify)
         board = leaderboard(stats)
-        for rank, agent, role, elo, meta in board[: self._top_k]:
-            table.add_row(str(rank), agent, role, rating(elo), fraction(meta))
+        for rank, agent, role, _, meta in board[: self._top_k]:
+            table.add_row(str(rank), agent, role, member_rating(stats, agent), fraction(meta))
         if len(board) > self._top_k:
-            table.add_row("", f"... {len(board) - self._top_k} more", "", "", "")
+            table.add_row("", more_line(board, self._top_k), "", "", "")
         footer = [line for line in (metrics_line(stats), timings_line(stats)) if line]
         parts: list[Table | str] = [newest, ""] if newest.row_count else []
         return Panel(Group(*parts, table, *footer), title=headline(generation, stats), title_align="left")

@@ -10,7 +10,7 @@ import json
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -34,9 +34,12 @@ class NewestEntry(TypedDict):
     id: str  #: its newest frozen snapshot, e.g. ``main_agent_0-v23``
     role: str
     rating: float | None  #: the snapshot's fitted rating (Elo scale)
+    rating_ci95: NotRequired[list[float] | None]  #: its 95% interval (records before it: absent)
     meta_strategy: float  #: its mass in the meta-strategy
     baseline: str | None  #: the strongest baseline (highest rating), None without baselines
     win_rate: float | None  #: the snapshot's mean outcome against that baseline (None if unplayed)
+    win_rate_ci95: NotRequired[list[float] | None]  #: its 95% interval (None if unplayed)
+    games: NotRequired[int]  #: the games behind ``win_rate``
 
 
 class GenerationRecord(TypedDict):
@@ -50,7 +53,9 @@ class GenerationRecord(TypedDict):
     meta_strategy: dict[str, float]  #: that solver's mixture over the members (the Nash mixture by default)
     meta_entropy: float
     meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
-    rating: dict[str, float]  #: fitted (Bradley-Terry) Elo of every member
+    rating: dict[str, float]  #: fitted (Bradley-Terry) Elo of every member (``rating_anchor`` held)
+    rating_ci95: NotRequired[dict[str, list[float]]]  #: each rating's 95% interval
+    rating_anchor: NotRequired[str | None]  #: the member the rating holds fixed
     elo_sequential: dict[str, float]  #: game-by-game Elo (order-dependent; secondary)
     diversity: float | None  #: None until two members have behaviour data
     #: only for games where it is exact: of the newest main agent and of the meta-strategy
@@ -179,9 +184,14 @@ class PayoffSnapshot:
             raise CorruptFileError(f"not a payoff snapshot ({exc.__class__.__name__}: {exc})") from None
 
 
-def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[NewestEntry]:
-    """Each learner's newest snapshot with its rating, meta-strategy mass and mean outcome against
-    the strongest baseline (the baseline with the highest rating)."""
+def newest_entries(
+    snapshot: PayoffSnapshot,
+    ratings: dict[str, float],
+    intervals: Mapping[str, Sequence[float]] | None = None,
+) -> list[NewestEntry]:
+    """Each learner's newest snapshot with its rating (and its 95% interval from ``intervals``),
+    meta-strategy mass and mean outcome against the strongest baseline (the baseline with the
+    highest rating), with the games behind it and its interval."""
     baselines = [i for i, r in enumerate(snapshot.roles) if r == "baseline"]
     best = max(baselines, key=lambda i: ratings.get(snapshot.agent_ids[i], float("-inf")), default=None)
     entries: list[NewestEntry] = []
@@ -190,25 +200,61 @@ def newest_entries(snapshot: PayoffSnapshot, ratings: dict[str, float]) -> list[
     indices.sort(key=lambda i: order.index(snapshot.roles[i]) if snapshot.roles[i] in order else len(order))
     for i in indices:
         agent = snapshot.agent_ids[i]
-        rate = None if best is None else float(snapshot.win_rates[i, best])
+        versus = None if best is None else cell(snapshot, i, best)
+        interval = (intervals or {}).get(agent)
         entries.append(
             {
                 "learner": agent.rsplit("-v", 1)[0],
                 "id": agent,
                 "role": snapshot.roles[i],
                 "rating": ratings.get(agent),
+                "rating_ci95": None if interval is None else [float(v) for v in interval],
                 "meta_strategy": round(float(snapshot.meta_strategy[i]), 6),
                 "baseline": None if best is None else snapshot.agent_ids[best],
-                "win_rate": None if rate is None or math.isnan(rate) else round(rate, 6),
+                "win_rate": None if versus is None else versus.win_rate,
+                "win_rate_ci95": None if versus is None else versus.ci95,
+                "games": 0 if versus is None else versus.games,
             }
         )
     return entries
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One played cell of a payoff table: the row's mean outcome against the column."""
+
+    win_rate: float
+    games: int
+    ci95: list[float] | None  #: the 95% interval, None where the snapshot has none
+
+
+def cell(snapshot: PayoffSnapshot, i: int, j: int) -> Cell | None:
+    """Row ``i`` against column ``j`` of ``snapshot`` (rounded to 6 decimals), None if unplayed."""
+    rate = float(snapshot.win_rates[i, j])
+    if math.isnan(rate):
+        return None
+    ci = None
+    if snapshot.ci_low is not None and snapshot.ci_high is not None:
+        ci = [round(float(snapshot.ci_low[i, j]), 6), round(float(snapshot.ci_high[i, j]), 6)]
+    return Cell(round(rate, 6), int(snapshot.games[i, j]), ci)
+
+
+def versus_baselines(snapshot: PayoffSnapshot, member: str) -> dict[str, Cell | None]:
+    """``member``'s cell against each baseline of ``snapshot`` (None where unplayed), population order."""
+    i = snapshot.agent_ids.index(member)
+    return {
+        agent: cell(snapshot, i, j)
+        for j, (agent, role) in enumerate(zip(snapshot.agent_ids, snapshot.roles, strict=True))
+        if role == "baseline"
+    }
 
 
 #: tags written by ``log_payoff`` and ``log_config`` by every logger (documented in docs/metrics.md)
 PAYOFF_HEATMAP_TAG = "league/payoff_heatmap"
 PAYOFF_TABLE_TAG = "league/payoff_table"
 META_STRATEGY_TAG = "league/meta_strategy"
+#: written by the runner each generation: the top of the population by rating, with intervals
+LEADERBOARD_TAG = "league/leaderboard"
 CONFIG_TAG = "config/resolved"
 
 
@@ -297,14 +343,6 @@ class MultiLogger(MetricLogger):
     def close(self) -> None:
         for logger in self.loggers:
             logger.close()
-
-
-def meta_strategy_scalars(snapshot: PayoffSnapshot) -> dict[str, float]:
-    """``meta_strategy/<agent>``: each member's meta-strategy mass, logged with every payoff snapshot."""
-    return {
-        f"meta_strategy/{agent}": float(p)
-        for agent, p in zip(snapshot.agent_ids, snapshot.meta_strategy, strict=True)
-    }
 
 
 _PLACEHOLDER = re.compile(r"<[a-z_]+>")

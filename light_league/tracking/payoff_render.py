@@ -132,28 +132,133 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
         lines.append(
             f"| {_escape(snapshot.agent_ids[i])} ({snapshot.roles[i]}) | " + " | ".join(cells) + " |"
         )
-    solver = _escape(snapshot.meta_solver)
-    lines += [
-        "",
-        f"Meta-strategy ({solver}): " + meta_strategy_text(snapshot, full=_show_full(snapshot, full)),
-    ]
+    lines += ["", meta_strategy_line(snapshot, full=_show_full(snapshot, full))]
     return "\n".join(lines) + "\n"
+
+
+def payoff_text(snapshot: PayoffSnapshot, *, max_members: int | None = None, width: int | None = None) -> str:
+    """The payoff table compact enough to read at 15 columns (TensorBoard's text tab, ``report``):
+    a preformatted block (it never wraps) of rows named and numbered, columns by number, each cell
+    the row's mean outcome against the column in percent (``·`` on the diagonal, ``–`` never
+    played); one line gives the games per cell and the widest 95% interval, and where each cell's
+    games and interval are.
+
+    Members: everyone up to ``FULL_TABLE_MAX_AGENTS``, else the focus (:func:`focus`); at most
+    ``max_members`` of them, and no more than fit rows of ``width`` characters (each learner's
+    newest snapshot first, then the baselines, then the meta-strategy support by mass), grouped in
+    role blocks. The meta-strategy line accounts for the whole mixture."""
+    chosen = list(range(snapshot.size)) if snapshot.size <= FULL_TABLE_MAX_AGENTS else focus(snapshot).members
+    name = max([6, *(len(snapshot.agent_ids[i]) for i in chosen)])
+    if width is not None:  # a row is 4 characters, the name, and 4 per column
+        fits = max(1, (width - 5 - name) // _CELL_WIDTH)
+        max_members = fits if max_members is None else min(max_members, fits)
+    truncated = max_members is not None and len(chosen) > max_members
+    if truncated:
+        chosen = role_ordered(snapshot.roles, _most_wanted(snapshot, chosen)[:max_members])
+    name = max([6, *(len(snapshot.agent_ids[i]) for i in chosen)])
+    lines = [
+        f"Generation {snapshot.generation}: the row member's mean outcome against the column member, in "
+        "percent (win 100, draw 50, loss 0; `·` a member against itself, `–` never played).",
+        "",
+    ]
+    if len(chosen) < snapshot.size:
+        lines += [
+            f"Showing {len(chosen)} of {snapshot.size} members: "
+            + (
+                "each learner's newest snapshot, the baselines, the largest meta-strategy masses"
+                if truncated
+                else "the baselines, the meta-strategy support and each learner's newest snapshot"
+            )
+            + f". The whole table: `report RUN_DIR --full`, `--csv FILE` or `payoff/gen_{snapshot.generation:04d}.json`.",
+            "",
+        ]
+    lines += [_cells_line(snapshot, chosen), "", "```"]
+    lines.append(
+        f"{'#':>2}  {'member':<{name}}" + "".join(f"{k:>{_CELL_WIDTH}}" for k in range(1, len(chosen) + 1))
+    )
+    for k, i in enumerate(chosen, 1):
+        cells = "".join(_short_cell(snapshot, i, j) for j in chosen)
+        lines.append(f"{k:>2}  {snapshot.agent_ids[i]:<{name}}{cells}")
+    lines += ["```", "", meta_strategy_line(snapshot)]
+    return "\n".join(lines) + "\n"
+
+
+#: characters per column of :func:`payoff_text` (`` 100``)
+_CELL_WIDTH = 4
+
+
+def _most_wanted(snapshot: PayoffSnapshot, indices: list[int]) -> list[int]:
+    """``indices`` by how much a reader wants them: each learner's newest snapshot (main agents
+    first), then the baselines, then the rest by meta-strategy mass."""
+    newest = newest_snapshots(snapshot.agent_ids, snapshot.roles)
+    main_first = sorted(newest, key=lambda i: (snapshot.roles[i] != "main_agent", i))
+    by_mass = sorted(indices, key=lambda i: (snapshot.roles[i] != "baseline", -snapshot.meta_strategy[i], i))
+    return list(dict.fromkeys([*(i for i in main_first if i in indices), *by_mass]))
+
+
+def _short_cell(snapshot: PayoffSnapshot, i: int, j: int) -> str:
+    if i == j:
+        return f"{'·':>{_CELL_WIDTH}}"
+    rate = snapshot.win_rates[i, j]
+    return f"{_NAN_CELL:>{_CELL_WIDTH}}" if math.isnan(rate) else f"{round(100 * rate):>{_CELL_WIDTH}}"
+
+
+def _cells_line(snapshot: PayoffSnapshot, shown: list[int]) -> str:
+    """``Games per cell: 64 to 128; the widest 95% interval ±0.121 (a against b); ...``."""
+    off = [(i, j) for i in shown for j in shown if i != j and not math.isnan(snapshot.win_rates[i, j])]
+    if not off:
+        return "No pair shown has played yet."
+    games = [int(snapshot.games[i, j]) for i, j in off]
+    span = f"{min(games):,}" if min(games) == max(games) else f"{min(games):,} to {max(games):,}"
+    text = f"Games per cell: {span}"
+    if snapshot.ci_low is not None and snapshot.ci_high is not None:
+        low, high = snapshot.ci_low, snapshot.ci_high
+        i, j = max(off, key=lambda c: high[c] - low[c])
+        half = (high[i, j] - low[i, j]) / 2
+        text += (
+            f"; the widest 95% interval ±{half:.3f} ({_escape(snapshot.agent_ids[i])} against "
+            f"{_escape(snapshot.agent_ids[j])}); every cell with its interval: `report RUN_DIR --full`"
+        )
+    return text + "."
 
 
 def _show_full(snapshot: PayoffSnapshot, full: bool | None) -> bool:
     return snapshot.size <= FULL_TABLE_MAX_AGENTS if full is None else full
 
 
+def meta_strategy_line(snapshot: PayoffSnapshot, *, full: bool = False) -> str:
+    """``Meta-strategy (nash): a 0.700, b 0.250; 3 more in the support 0.040; ...``."""
+    return f"Meta-strategy ({_escape(snapshot.meta_solver)}): " + meta_strategy_text(snapshot, full=full)
+
+
 def meta_strategy_text(snapshot: PayoffSnapshot, *, full: bool = False) -> str:
-    """``a 0.700, b 0.300`` (every member when ``full``, else the support and a count of the rest)."""
+    """The meta-strategy of ``snapshot`` as :func:`mixture_text` writes it."""
+    return mixture_text(snapshot.agent_ids, snapshot.meta_strategy, full=full)
+
+
+def mixture_text(
+    agent_ids: list[str], mass: np.ndarray, *, full: bool = False, shown: int = MAX_SUPPORT_SHOWN
+) -> str:
+    """A mixture that accounts for all its mass: ``a 0.700, b 0.250; 3 more in the support 0.040;
+    the other 12 members 0.010``.
+
+    Every member when ``full``; else the ``shown`` largest members of the support (mass at least
+    ``SUPPORT_MIN_MASS``), then the rest of the support and the members below it, each counted
+    with their total mass."""
+    mass = np.asarray(mass, dtype=np.float64)
     if full:
-        return ", ".join(
-            f"{_escape(a)} {p:.3f}" for a, p in zip(snapshot.agent_ids, snapshot.meta_strategy, strict=True)
-        )
-    support = focus(snapshot).support
-    text = ", ".join(f"{_escape(snapshot.agent_ids[i])} {snapshot.meta_strategy[i]:.3f}" for i in support)
-    rest = snapshot.size - len(support)
-    return text + (f"; the other {rest} members 0.000" if rest else "")
+        return ", ".join(f"{_escape(a)} {p:.3f}" for a, p in zip(agent_ids, mass, strict=True))
+    support = [int(i) for i in np.argsort(-mass, kind="stable") if mass[i] >= SUPPORT_MIN_MASS]
+    text = ", ".join(f"{_escape(agent_ids[i])} {mass[i]:.3f}" for i in support[:shown])
+    parts = [text] if text else []
+    more = support[shown:]
+    if more:
+        parts.append(f"{len(more)} more in the support {mass[more].sum():.3f}")
+    rest = len(agent_ids) - len(support)
+    if rest:
+        outside = float(mass.sum() - mass[support].sum())
+        parts.append(f"the other {rest} member{'s' if rest > 1 else ''} {outside:.3f}")
+    return "; ".join(parts)
 
 
 def _format_cell(snapshot: PayoffSnapshot, i: int, j: int) -> str:
@@ -200,6 +305,23 @@ def parse_payoff_markdown(text: str) -> tuple[list[str], np.ndarray, np.ndarray]
                 rates[i, j] = float(match["rate"])
             games[i, j] = int(match["games"])
     return ids, rates, games
+
+
+def parse_payoff_text(text: str) -> tuple[list[str], np.ndarray]:
+    """Read the first table written by :func:`payoff_text` in ``text`` back: ``(ids, win rates)``,
+    the rates as printed (percent, as fractions; NaN where never played, 0.5 on the diagonal)."""
+    block = text.split("```", 2)
+    if len(block) < 3:
+        raise ValueError(f"no table block found in {text[:80]!r}; expected the output of payoff_text")
+    rows = [line.split() for line in block[1].strip("\n").splitlines()[1:]]
+    ids = [row[1] for row in rows]
+    rates = np.full((len(ids), len(ids)), np.nan)
+    for i, row in enumerate(rows):
+        if len(row) != len(ids) + 2:
+            raise ValueError(f"payoff table row {i} has {len(row) - 2} cells, expected {len(ids)}")
+        for j, cell in enumerate(row[2:]):
+            rates[i, j] = 0.5 if cell == "·" else np.nan if cell == _NAN_CELL else int(cell) / 100
+    return ids, rates
 
 
 def payoff_cells_csv(snapshot: PayoffSnapshot) -> str:
@@ -289,10 +411,21 @@ def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
         f"all {k} members"
         if k == snapshot.size
         else f"{k} of {snapshot.size} members: baselines, meta-strategy support, newest"
+        + _left_out(snapshot, shown)
     )
     fig: Figure = ax.figure  # type: ignore[assignment]
     _title(fig, f"Generation {snapshot.generation}: win rate of row vs column\n{part}")
     return fig
+
+
+def _left_out(snapshot: PayoffSnapshot, shown: list[int]) -> str:
+    """``; 7 more support members hold 0.154`` for the meta-strategy support left out of ``shown``."""
+    kept = set(shown)
+    out = [i for i in range(snapshot.size) if i not in kept and snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS]
+    if not out:
+        return ""
+    mass = float(snapshot.meta_strategy[out].sum())
+    return f"; {len(out)} more support member{'s' if len(out) > 1 else ''} hold{'' if len(out) > 1 else 's'} {mass:.3f}"
 
 
 def _title(fig: Figure, text: str) -> None:
@@ -413,7 +546,7 @@ def meta_strategy_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     rest = snapshot.size - len(bars)
     shown_support = sum(1 for i in bars if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS)
     if support > shown_support:
-        note = f"; the {shown_support} largest shown"
+        note = f"; the {shown_support} largest shown" + _left_out(snapshot, bars)
     else:
         note = f"; {rest} others (mass 0) not shown" if rest else ""
     _title(

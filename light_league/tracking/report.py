@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,17 @@ from typing import Any
 import numpy as np
 
 from light_league.errors import ConfigError, CorruptFileError, LeagueError
-from light_league.tracking.console import fraction, headline, leaderboard, metrics_line, newest_rows, rating
+from light_league.tracking.console import (
+    anchor_text,
+    fraction,
+    headline,
+    leaderboard,
+    member_rating,
+    metrics_line,
+    newest_rows,
+)
 from light_league.tracking.logger import PayoffSnapshot
-from light_league.tracking.payoff_render import payoff_cells_csv, payoff_csv, payoff_markdown
+from light_league.tracking.payoff_render import payoff_cells_csv, payoff_csv, payoff_markdown, payoff_text
 from light_league.utils.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json
 
 PAYOFF_DIR = "payoff"
@@ -145,7 +154,13 @@ def _newest(value: Any) -> bool:
     if not (isinstance(value, dict) and isinstance(value.get("id"), str)):
         return False
     numbers = ("rating", "elo", "meta_strategy", "nash", "win_rate")
-    return all(_optional_number(value.get(k)) for k in numbers) and _optional_text(value.get("baseline"))
+    intervals = ("rating_ci95", "win_rate_ci95")
+    return (
+        all(_optional_number(value.get(k)) for k in numbers)
+        and all(_interval(value.get(k)) for k in intervals)
+        and _optional_int(value.get("games"))
+        and _optional_text(value.get("baseline"))
+    )
 
 
 def _optional_int(value: Any) -> bool:
@@ -184,6 +199,11 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "nash": (_numbers_by_id, "an object of numbers by member id"),
     "meta_strategy": (_numbers_by_id, "an object of numbers by member id"),
     "rating": (_numbers_by_id, "an object of numbers by member id"),
+    "rating_ci95": (
+        lambda v: isinstance(v, dict) and all(v_ is not None and _interval(v_) for v_ in v.values()),
+        "an object of [low, high] intervals by member id",
+    ),
+    "rating_anchor": (_optional_text, "a member id"),
     "elo": (_numbers_by_id, "an object of numbers by member id"),
     "elo_sequential": (_numbers_by_id, "an object of numbers by member id"),
     "timings": (_numbers_by_id, "an object of seconds by phase"),
@@ -192,7 +212,7 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "latest_probe": (_probe_readings, "an object of probe readings by target"),
     "newest": (
         lambda v: isinstance(v, list) and all(_newest(e) for e in v),
-        "a list of {id, rating, meta_strategy, win_rate, baseline} objects",
+        "a list of {id, rating, meta_strategy, win_rate, baseline} objects (and their intervals)",
     ),
     **{
         key: (_optional_number, "a number")
@@ -254,16 +274,73 @@ def _former_newest(record: dict[str, Any]) -> bool:
     return isinstance(newest, list) and any(isinstance(e, dict) and "nash" in e for e in newest)
 
 
-def _leaderboard_text(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -> list[str]:
-    stats: dict[str, Any] = {
+#: ``report``'s text fits this many columns unless ``--full`` asks for everything
+REPORT_WIDTH = 100
+#: rows of ``report``'s leaderboard (and at most the members of its payoff table) by default
+REPORT_TOP = 10
+
+
+def _stats(snapshot: PayoffSnapshot, record: dict[str, Any] | None) -> dict[str, Any]:
+    """The record's numbers over the snapshot's members (the record may be missing)."""
+    record = record or {}
+    return {
+        **record,
+        "generation": snapshot.generation,
         "population": [{"id": a, "role": r} for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)],
         "meta_strategy": dict(zip(snapshot.agent_ids, map(float, snapshot.meta_strategy), strict=True)),
-        "rating": (record or {}).get("rating", (record or {}).get("elo", {})),
+        "rating": record.get("rating", record.get("elo", {})),
     }
-    lines = ["| rank | agent | role | rating | meta-strategy mass |", "|---:|---|---|---:|---:|"]
-    for rank, agent, role, elo, meta in leaderboard(stats):
-        lines.append(f"| {rank} | {agent} | {role} | {rating(elo)} | {fraction(meta)} |")
+
+
+def _leaderboard_text(stats: dict[str, Any], top: int | None) -> list[str]:
+    board = leaderboard(stats)
+    shown = board if top is None else board[:top]
+    anchor = anchor_text(stats)
+    lines = [
+        "Rating: Elo fitted to every evaluation game"
+        + (f", {anchor}" if anchor else "")
+        + ", ± its 95% interval. One number cannot show cycles (a member can beat a strong "
+        "baseline and lose to a weaker one): the payoff table below shows them.",
+        "",
+        "| # | member | role | rating | meta-strategy mass |",
+        "|---:|---|---|---:|---:|",
+    ]
+    lines += [
+        f"| {r} | {a} | {role} | {member_rating(stats, a)} | {fraction(n)} |" for r, a, role, _, n in shown
+    ]
+    if len(shown) < len(board):
+        rest = board[len(shown) :]
+        lines += [
+            "",
+            f"{len(rest)} more members hold meta-strategy mass {fraction(sum(row[4] for row in rest))} "
+            f"(`--top {len(board)}` or `--full` lists them).",
+        ]
     return lines
+
+
+def _newest_text(stats: dict[str, Any]) -> list[str]:
+    rows = newest_rows(stats)
+    if not rows:
+        return []
+    return [
+        "## Each learner's newest snapshot",
+        "",
+        "| snapshot | rating | meta-strategy mass | against | win rate [95%] (games) |",
+        "|---|---:|---:|---|---:|",
+        *(f"| {agent} | {elo} | {mass} | {against} | {rate} |" for agent, elo, mass, rate, against in rows),
+        "",
+    ]
+
+
+def _wrap(lines: list[str], width: int) -> list[str]:
+    """Prose lines folded at ``width`` columns; table rows and headings as they are."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width or line.startswith(("|", "#")):
+            out.append(line)
+        else:
+            out += textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)
+    return out
 
 
 def _cell(value: float | None, fmt: str) -> str:
@@ -272,7 +349,7 @@ def _cell(value: float | None, fmt: str) -> str:
 
 def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
     lines = [
-        "| generation | agents | meta entropy | main nash_conv | meta nash_conv | diversity | env steps | wall s |",
+        "| gen | agents | meta entropy | main nash_conv | meta nash_conv | diversity | env steps | wall s |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records[-last:]:
@@ -341,53 +418,40 @@ def _probe_text(readings: list[tuple[str, dict[str, Any]]], last: int) -> list[s
 
 
 def report(
-    run_dir: Path, *, generation: int | None = None, csv_path: Path | None = None, full: bool = False
+    run_dir: Path,
+    *,
+    generation: int | None = None,
+    csv_path: Path | None = None,
+    full: bool = False,
+    top: int | None = None,
 ) -> str:
-    """The text of ``main.py report RUN_DIR``: run summary, leaderboard, payoff table, history.
+    """The text of ``main.py report RUN_DIR``: run summary, each learner's newest snapshot,
+    leaderboard, payoff table, probes, history; within ``REPORT_WIDTH`` columns unless ``full``.
 
     ``generation`` picks a generation (the latest when ``None``; the history then ends there);
-    ``csv_path`` also writes that generation's win-rate table as CSV; ``full`` shows the whole
-    payoff table of a large population instead of its focus.
+    ``csv_path`` also writes that generation's win-rate table as CSV; ``top`` is the leaderboard's
+    rows and the most members the payoff table shows (``REPORT_TOP`` by default); ``full`` lists
+    every member and the whole payoff table, each cell with its interval and games.
     """
-    if generation is not None and generation < 0:
-        raise LeagueError(
-            f"--generation must be 0 or more, got {generation}; saved generations: {saved_generations(run_dir)}"
-        )
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise CorruptFileError(f"run directory {run_dir} does not exist; pass the directory a run wrote")
-    snapshot = load_payoff_snapshot(run_dir, generation)
-    records = {int(r["generation"]): r for r in read_generations(run_dir) if "generation" in r}
-    record = records.get(snapshot.generation)
-    lines = [f"# Run {run_dir}", ""]
-    upto = [records[g] for g in sorted(records) if g <= snapshot.generation]
+    if top is not None and top < 1:
+        raise LeagueError(f"--top must be 1 or more, got {top}")
+    snapshot, record, upto = _read(run_dir, generation)
+    stats = _stats(snapshot, record)
     probes = probe_history(upto)
+    lines = [f"# Run {run_dir}", ""]
     if record is not None:
         latest = {target: reading for target, reading in probes}
         lines += [headline(snapshot.generation, record), metrics_line({**record, "latest_probe": latest}), ""]
     else:
         lines += [f"generation {snapshot.generation} (no record in {GENERATIONS_FILE})", ""]
-    newest = newest_rows(record or {})
-    if newest:
-        lines += [
-            "## Each learner's newest snapshot",
-            "",
-            "| snapshot | rating | meta-strategy mass | win rate | against |",
-            "|---|---:|---:|---:|---|",
-            *(f"| {' | '.join(row)} |" for row in newest),
-            "",
-        ]
-    lines += [
-        f"## Leaderboard, generation {snapshot.generation}",
-        "",
-        *_leaderboard_text(snapshot, record),
-        "",
-    ]
-    lines += [
-        f"## Payoff table, generation {snapshot.generation}",
-        "",
-        payoff_markdown(snapshot, full=full or None),
-    ]
+    lines += _newest_text(stats)
+    rows = None if full else (top or REPORT_TOP)
+    lines += [f"## Leaderboard, generation {snapshot.generation}", "", *_leaderboard_text(stats, rows), ""]
+    lines += [f"## Payoff table, generation {snapshot.generation}", ""]
+    if full:
+        lines.append(payoff_markdown(snapshot, full=True))
+    else:
+        lines.append(payoff_text(snapshot, max_members=top, width=REPORT_WIDTH))
     if probes:
         lines += [
             f"## Probes (last {min(len(probes), HISTORY_ROWS)})",
@@ -399,13 +463,77 @@ def report(
         lines += [f"## History (last {min(len(upto), HISTORY_ROWS)} generations)", ""]
         lines += [*_history_text(upto, HISTORY_ROWS), ""]
     if csv_path is not None:
-        try:
-            atomic_write_text(csv_path, payoff_csv(snapshot))
-            cells_path = Path(csv_path).with_name(Path(csv_path).stem + "_cells.csv")
-            atomic_write_text(cells_path, payoff_cells_csv(snapshot))
-        except OSError as exc:
-            raise ConfigError(
-                f"--csv {csv_path}: cannot write it ({exc.strerror}); pass a path in a writable directory"
-            ) from None
+        cells_path = _write_csv(snapshot, Path(csv_path))
         lines.append(f"CSV written to {csv_path} (games and 95% intervals per cell: {cells_path})")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    text = "\n".join(lines).rstrip("\n").split("\n")
+    return "\n".join(text if full else _wrap(text, REPORT_WIDTH)) + "\n"
+
+
+def report_json(run_dir: Path, *, generation: int | None = None) -> dict[str, Any]:
+    """``main.py report RUN_DIR --json``: the same generation as :func:`report`, every member:
+    ``run``, ``generation``, ``record`` (the line of ``generations.jsonl``, or null),
+    ``leaderboard`` (``rank``, ``member``, ``role``, ``rating``, ``rating_ci95``, ``meta_strategy``, best
+    first), ``payoff`` (the payoff snapshot as ``payoff/gen_XXXX.json`` holds it), ``probes`` and
+    ``history`` (the records up to that generation, without their per-member fields)."""
+    snapshot, record, upto = _read(run_dir, generation)
+    stats = _stats(snapshot, record)
+    intervals = stats.get("rating_ci95") or {}
+    board = [
+        {
+            "rank": r,
+            "member": a,
+            "role": role,
+            "rating": elo,
+            "rating_ci95": intervals.get(a),
+            "meta_strategy": n,
+        }
+        for r, a, role, elo, n in leaderboard(stats)
+    ]
+    per_member = (
+        "population",
+        "meta_strategy",
+        "rating",
+        "rating_ci95",
+        "elo_sequential",
+        "elo",
+        "newest",
+    )
+    return {
+        "run": str(run_dir),
+        "generation": snapshot.generation,
+        "record": record,
+        "leaderboard": board,
+        "payoff": snapshot.to_json(),
+        "probes": [{"target": target, **reading} for target, reading in probe_history(upto)],
+        "history": [{k: v for k, v in r.items() if k not in per_member} for r in upto],
+    }
+
+
+def _read(
+    run_dir: Path, generation: int | None
+) -> tuple[PayoffSnapshot, dict[str, Any] | None, list[dict[str, Any]]]:
+    """The snapshot of ``generation`` (the latest when None), its record, and the records up to it."""
+    if generation is not None and generation < 0:
+        raise LeagueError(
+            f"--generation must be 0 or more, got {generation}; saved generations: {saved_generations(run_dir)}"
+        )
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CorruptFileError(f"run directory {run_dir} does not exist; pass the directory a run wrote")
+    snapshot = load_payoff_snapshot(run_dir, generation)
+    records = {int(r["generation"]): r for r in read_generations(run_dir) if "generation" in r}
+    upto = [records[g] for g in sorted(records) if g <= snapshot.generation]
+    return snapshot, records.get(snapshot.generation), upto
+
+
+def _write_csv(snapshot: PayoffSnapshot, csv_path: Path) -> Path:
+    """The win rates to ``csv_path`` and one row per cell beside it; the cells' path."""
+    cells_path = csv_path.with_name(csv_path.stem + "_cells.csv")
+    try:
+        atomic_write_text(csv_path, payoff_csv(snapshot))
+        atomic_write_text(cells_path, payoff_cells_csv(snapshot))
+    except OSError as exc:
+        raise ConfigError(
+            f"--csv {csv_path}: cannot write it ({exc.strerror}); pass a path in a writable directory"
+        ) from None
+    return cells_path

@@ -15,10 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
+from tensorboard.compat.proto.tensor_pb2 import TensorProto
+from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+from tensorboard.plugins.custom_scalar import layout_pb2
 from torch.utils.tensorboard import SummaryWriter
 
 from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
+from light_league.tracking.headline import CLOSED, Chart, custom_scalars_layout
 from light_league.tracking.logger import (
     CONFIG_TAG,
     META_STRATEGY_TAG,
@@ -26,14 +30,40 @@ from light_league.tracking.logger import (
     PAYOFF_TABLE_TAG,
     MetricLogger,
     PayoffSnapshot,
-    meta_strategy_scalars,
     resolved_config_markdown,
 )
-from light_league.tracking.payoff_render import payoff_markdown
+from light_league.tracking.payoff_render import payoff_text
 
 #: the generations whose chart images are written and flushed, one a line (in the log dir)
 CHARTS_WRITTEN_FILE = "charts_written.txt"
 _CHART_TAGS = {"payoff_heatmap": PAYOFF_HEATMAP_TAG, "meta_strategy": META_STRATEGY_TAG}
+#: the Custom Scalars plugin's layout tag
+LAYOUT_TAG = "custom_scalars__config__"
+
+
+def _layout_summary(layout: dict[str, list[Chart]]) -> Summary:
+    """The Custom Scalars layout as a summary: the headline categories open, ``CLOSED`` closed."""
+    categories = []
+    for title, charts in layout.items():
+        protos = []
+        for name, kind, tags in charts:
+            if kind == "margin":
+                series = layout_pb2.MarginChartContent.Series(value=tags[0], lower=tags[1], upper=tags[2])
+                protos.append(
+                    layout_pb2.Chart(title=name, margin=layout_pb2.MarginChartContent(series=[series]))
+                )
+            else:
+                protos.append(
+                    layout_pb2.Chart(title=name, multiline=layout_pb2.MultilineChartContent(tag=tags))
+                )
+        categories.append(layout_pb2.Category(title=title, chart=protos, closed=title in CLOSED))
+    tensor = TensorProto(
+        dtype="DT_STRING",
+        string_val=[layout_pb2.Layout(category=categories).SerializeToString()],
+        tensor_shape=TensorShapeProto(),
+    )
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="custom_scalars"))
+    return Summary(value=[Summary.Value(tag=LAYOUT_TAG, tensor=tensor, metadata=metadata)])
 
 
 class TensorBoardLogger(MetricLogger):
@@ -63,6 +93,8 @@ class TensorBoardLogger(MetricLogger):
             flush_secs=flush_secs,
             max_queue=max_queue,
         )
+        self._keys: set[str] = set()
+        self._layout: dict[str, list[Chart]] = {}
         self._charts_written = self.log_dir / CHARTS_WRITTEN_FILE
         self._charts = ChartRenderer(self._write_charts) if background_charts else None
         if self._charts is not None:
@@ -73,11 +105,15 @@ class TensorBoardLogger(MetricLogger):
     def log_scalars(self, metrics: dict[str, float], step: int) -> None:
         for key, value in metrics.items():
             self._writer.add_scalar(key, float(value), global_step=step)
+        self._keys.update(metrics)
+        layout = custom_scalars_layout(self._keys)
+        if layout != self._layout:  # a chart got its first data: the dashboard shows the newest layout
+            self._writer._get_file_writer().add_summary(_layout_summary(layout), step)
+            self._layout = layout
 
     def log_payoff(self, snapshot: PayoffSnapshot) -> None:
         step = snapshot.generation
-        self._writer.add_text(PAYOFF_TABLE_TAG, payoff_markdown(snapshot), step)
-        self.log_scalars(meta_strategy_scalars(snapshot), step)
+        self._writer.add_text(PAYOFF_TABLE_TAG, payoff_text(snapshot), step)
         if self._charts is not None:
             self._charts.submit(snapshot)
         else:

@@ -29,7 +29,6 @@ from light_league.tracking.logger import (
     PAYOFF_TABLE_TAG,
     MetricLogger,
     PayoffSnapshot,
-    meta_strategy_scalars,
     resolved_config_markdown,
 )
 from light_league.utils.atomic import atomic_write_text
@@ -126,7 +125,6 @@ class WandbLogger(MetricLogger):
         ]
         row: dict[str, Any] = {
             PAYOFF_TABLE_TAG: wandb.Table(columns=columns, data=rows),
-            **meta_strategy_scalars(snapshot),
             STEP_KEY: snapshot.generation,
         }
         self._log_drawn()

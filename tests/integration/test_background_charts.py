@@ -163,7 +163,9 @@ def test_ctrl_c_in_a_terminal_is_one_line_with_the_chart_process_running(
             proc.kill()
             proc.wait()
     lines = [
-        line for line in err.decode().splitlines() if line.strip() and not line.startswith("generation ")
+        line
+        for line in err.decode().splitlines()
+        if line.strip() and not line.startswith(("generation ", "run directory "))
     ]
     assert proc.returncode == 130, lines
     assert lines == [

@@ -37,7 +37,9 @@ def one_line_exit_2(argv: list[str], capfd: pytest.CaptureFixture[str], *expecte
     capfd.readouterr()
     code = main(argv)
     err = [
-        line for line in capfd.readouterr().err.splitlines() if line.strip() and "generation" not in line[:11]
+        line
+        for line in capfd.readouterr().err.splitlines()
+        if line.strip() and "generation" not in line[:11] and not line.startswith("run directory ")
     ]
     assert code == 2, err
     assert len(err) == 1, err
@@ -156,6 +158,6 @@ def test_a_hung_env_step_is_named_while_it_runs_and_stopped_at_the_call_timeout(
     notices = [line for line in err if line.startswith("no progress for")]  # Ray: actor starts too
     stuck = [line for line in notices if "rollout_worker_0.run is still running" in line]
     assert stuck and "execution.call_timeout_s=2" in stuck[0], err
-    (final,) = [line for line in err if not line.startswith("no progress for")]
+    (final,) = [line for line in err if not line.startswith(("no progress for", "run directory "))]
     for text in ("CallTimeout", "rollout_worker_0.run", "execution.call_timeout_s=2", f"--resume {run_dir}"):
         assert text in final, (text, final)

@@ -148,6 +148,7 @@ def test_sampled_run_writes_intervals_stability_and_logged_keys(tmp_path: Path) 
             "stop.max_generations=3",
             "evaluation.episodes_per_pair=16",
             "league.meta_solver=qre",
+            "logging.member_scalars=true",
         ]
     )
     assert code == 0
@@ -169,8 +170,9 @@ def test_sampled_run_writes_intervals_stability_and_logged_keys(tmp_path: Path) 
         "league/meta_entropy",
         "league/meta_stability",
     } <= scalars and "league/nash_entropy" not in scalars
-    assert {f"support/{m}" for m in members} <= scalars
-    text = report(run_dir, csv_path=tmp_path / "table.csv")
+    assert {f"support/{m}" for m in members} <= scalars  # logging.member_scalars
+    assert "Meta-strategy (qre)" in report(run_dir)
+    text = report(run_dir, csv_path=tmp_path / "table.csv", full=True)
     assert "[95% interval]" in text and "Meta-strategy (qre)" in text
     cells = (tmp_path / "table_cells.csv").read_text().splitlines()
     assert cells[0] == "row,column,win_rate,games,ci_low,ci_high" and len(cells) == 1 + len(members) ** 2

@@ -75,7 +75,8 @@ def test_a_local_ray_run_does_not_open_with_rays_token_notice(tmp_path: Path) ->
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Token authentication" not in done.stderr
-    assert done.stderr.splitlines()[0].startswith("generation 0 · ")
+    assert done.stderr.splitlines()[0].startswith("run directory ")  # the run's own first line, then its
+    assert done.stderr.splitlines()[1].startswith("generation 0 · ")
 
 
 @pytest.fixture(scope="module")

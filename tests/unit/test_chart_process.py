@@ -176,7 +176,7 @@ def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
         acc = read_events(tmp_path / "tensorboard")
         assert [e.step for e in acc.Scalars("league/meta_entropy")] == [0, 1, 2, 3]
         assert [e.step for e in acc.Tensors("league/payoff_table" + TEXT_SUFFIX)] == [0, 1, 2, 3]
-        assert [e.step for e in acc.Scalars(f"meta_strategy/{snapshots[3].agent_ids[-1]}")] == [3]
+        assert [e.step for e in acc.Scalars(f"rating/{snapshots[3].agent_ids[-1]}")] == [3]
         drawn = acc.Tags()["images"] and [e.step for e in acc.Images("league/payoff_heatmap")]
         assert not drawn or 3 not in drawn
     finally:

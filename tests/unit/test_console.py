@@ -10,12 +10,16 @@ import pytest
 from light_league.tracking.config import LoggingConfig
 from light_league.tracking.console import (
     Console,
+    final_lines,
     headline,
     leaderboard,
+    leaderboard_markdown,
     metrics_line,
     quiet_line,
+    start_line,
     summary_lines,
 )
+from light_league.tracking.logger import PayoffSnapshot
 
 STATS: dict[str, Any] = {
     "generation": 4,
@@ -30,6 +34,8 @@ STATS: dict[str, Any] = {
     "meta_strategy": {"main_0": 0.5, "exp_0": 0.3, "league_0": 0.2},
     "meta_entropy": 1.0296,
     "rating": {"main_0": 1210.4, "exp_0": 1150.0, "random": 800.0, "league_0": 1150.0},
+    "rating_ci95": {"main_0": [1170.4, 1250.4], "exp_0": [1100.0, 1200.0], "random": [800.0, 800.0]},
+    "rating_anchor": "random",
     "diversity": 0.4567,
     "nash_conv": 0.01234,
     "env_steps_per_s": 12345.6,
@@ -37,7 +43,8 @@ STATS: dict[str, Any] = {
 }
 NEWEST = [
     {"learner": "main_0", "id": "main_0-v9", "role": "main_agent", "rating": 1099.6, "meta_strategy": 0.0,
-     "baseline": "scripted_l5", "win_rate": 0.625},
+     "baseline": "scripted_l5", "win_rate": 0.625, "rating_ci95": [1064.6, 1134.6],
+     "win_rate_ci95": [0.51, 0.73], "games": 64},
     {"learner": "exp_0", "id": "exp_0-v4", "role": "main_exploiter", "rating": None, "meta_strategy": 0.25,
      "baseline": "scripted_l5", "win_rate": None},
 ]  # fmt: skip
@@ -62,7 +69,7 @@ def test_headline_and_quiet_line_known_answers() -> None:
     assert headline(4, STATS) == "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
     assert quiet_line(4, STATS) == (
         "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
-        " | top main_0 rating 1210 meta 0.500"
+        " | top main_0 rating 1210 ± 40 meta 0.500"
         " | meta entropy 1.030 · nash_conv 0.012 · diversity 0.457"
     )
 
@@ -85,7 +92,7 @@ def test_plain_summary_fits_one_screen_and_truncates_the_population() -> None:
     lines = out.getvalue().splitlines()
     assert lines == summary_lines(4, STATS, top_k=2)
     assert "main_0" in lines[2] and "1210" in lines[2] and "0.500" in lines[2]
-    assert lines[4].strip() == "... 2 more"
+    assert lines[4].strip() == "... 2 more (meta-strategy mass 0.200)"  # the rows left out, with their mass
     assert lines[-1] == "timings: train 30.0 s · evaluate 10.2 s"
     assert len(lines) <= 24
 
@@ -140,13 +147,24 @@ def test_every_learners_newest_snapshot_is_shown_in_every_mode_even_outside_the_
     stats = STATS | {"newest": NEWEST}
     quiet = quiet_line(4, stats)
     assert (
-        " | main_0-v9 rating 1100 meta 0.000 vs scripted_l5 0.625 · exp_0-v4 rating - meta 0.250 vs scripted_l5 - | "
-        in quiet
+        " | main_0-v9 rating 1100 ± 35 meta 0.000 vs scripted_l5 0.625 [0.51, 0.73] (64)"
+        " · exp_0-v4 rating - meta 0.250 vs scripted_l5 - | " in quiet
     )
     plain = summary_lines(4, stats, top_k=1)
-    assert plain[1].split() == ["newest", "snapshot", "rating", "meta", "win", "rate", "vs"]
-    assert plain[2].split() == ["main_0-v9", "1100", "0.000", "0.625", "scripted_l5"]
-    assert plain[3].split() == ["exp_0-v4", "-", "0.250", "-", "scripted_l5"]
+    assert plain[1].split()[:5] == ["newest", "snapshot", "rating", "±95%", "meta"]
+    assert plain[2].split() == [
+        "main_0-v9",
+        "1100",
+        "±",
+        "35",
+        "0.000",
+        "scripted_l5",
+        "0.625",
+        "[0.51,",
+        "0.73]",
+        "(64)",
+    ]
+    assert plain[3].split() == ["exp_0-v4", "-", "0.250", "scripted_l5", "-"]
     out = io.StringIO()
     Console(LoggingConfig(console="rich"), file=out, terminal=True).summary(4, stats)
     assert "main_0-v9" in out.getvalue() and "exp_0-v4" in out.getvalue()
@@ -163,3 +181,72 @@ def test_numbers_have_one_format_per_kind() -> None:
     tiny = quiet_line(0, {"population": [], "nash_conv": 3.886e-16, "meta_entropy": 1.09})
     assert tiny == "generation 0 · 0 agents | meta entropy 1.090 · nash_conv 0.000"
     assert "e-" not in "\n".join(summary_lines(4, STATS | {"nash_conv": 3.886e-16}))
+
+
+def test_ratings_show_their_interval_and_the_anchor_is_named() -> None:
+    lines = summary_lines(4, STATS)
+    assert "main_0" in lines[2] and "1210 ± 40" in lines[2]
+    random_row = next(line for line in lines if "random" in line)
+    assert random_row.split()[3] == "800" and "±" not in random_row  # the anchor: no interval
+    table = leaderboard_markdown(STATS | {"newest": NEWEST}, top_k=2)
+    assert "random = 800 held fixed" in table and "One number cannot show cycles" in table
+    assert "| 1 | main_0 | main_agent | 1210 ± 40 | 0.500 |" in table
+    assert "2 more members hold meta-strategy mass 0.200." in table  # league_0 0.2, random 0
+
+
+def test_the_first_line_names_the_run_directory_backend_and_stop_rules() -> None:
+    line = start_line("runs/x", "ray (2 rollout workers)", ["stop.max_wall_s=360", "stop.max_generations=40"])
+    assert (
+        line
+        == "run directory runs/x · backend ray (2 rollout workers) · stops at stop.max_wall_s=360 or stop.max_generations=40"
+    )
+    assert start_line("runs/x", "local", ["stop.max_generations=4"], resumed_at=2).endswith(
+        "resuming at generation 2"
+    )
+
+
+def test_the_final_summary_names_the_stop_reason_the_strongest_and_the_main_agent_against_each_baseline() -> (
+    None
+):
+    snap = PayoffSnapshot(
+        4,
+        ["random", "scripted_l5", "main_0-v9"],
+        ["baseline", "baseline", "main_agent"],
+        [[0.5, 0.1, 0.2], [0.9, 0.5, 0.375], [0.8, 0.625, 0.5]],
+        [[0, 64, 64], [64, 0, 64], [64, 64, 0]],
+        [0.0, 0.5, 0.5],
+        ci_low=[[0.5, 0.05, 0.1], [0.8, 0.5, 0.27], [0.7, 0.51, 0.5]],
+        ci_high=[[0.5, 0.2, 0.3], [0.95, 0.5, 0.49], [0.9, 0.73, 0.5]],
+    )
+    record = STATS | {
+        "newest": NEWEST,
+        "population": [{"id": a, "role": r} for a, r in zip(snap.agent_ids, snap.roles)],
+    }
+    lines = final_lines("stop.max_wall_s=360 (the first generation to end past 360 s)", record, snap, top_k=2)
+    assert lines[0] == (
+        "run stopped: stop.max_wall_s=360 (the first generation to end past 360 s) after 5 generations, "
+        "42.1 s, 1,200,000 env steps"
+    )
+    assert "random = 800 held fixed" in lines[1]
+    assert any(line.split()[:2] == ["1", "main_0-v9"] or "main_0-v9" in line for line in lines[2:4])
+    versus = lines[lines.index(next(x for x in lines if x.startswith("main_0-v9 ("))) + 1 :]
+    assert versus[0].split() == ["random", "0.800", "[0.70,", "0.90]", "(64)"]
+    assert versus[1].split() == ["scripted_l5", "0.625", "[0.51,", "0.73]", "(64)"]
+    assert "cycles" in lines[-1] and "report" in lines[-1]
+
+
+def test_the_run_bar_counts_down_a_wall_budget_on_a_terminal() -> None:
+    out = io.StringIO()
+    con = Console(LoggingConfig(console="rich"), file=out, terminal=True)
+    with con.run_progress(max_wall_s=360.0, wall_s=120.0, max_generations=40, generation=3) as bar:
+        with con.generation_progress(3, total_steps=10, total_eval_games=2) as progress:
+            progress.advance_train(10)
+        con.summary(3, STATS)
+        bar.update(wall_s=130.0, generation=4)
+    text = out.getvalue()
+    assert "run, generation 4 of at most 40" in text and "of 6:00" in text and "left" in text
+    assert "gen 3 train" in text and "main_0" in text
+    plain, plain_out = console("plain")
+    with plain.run_progress(max_wall_s=360.0, wall_s=0.0, max_generations=40, generation=0) as bar:
+        bar.update(wall_s=1.0, generation=1)
+    assert plain_out.getvalue() == ""  # no bars off a terminal

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +22,14 @@ from light_league.tracking.payoff_render import (
     focus,
     meta_strategy_bar_figure,
     meta_strategy_bar_png,
+    meta_strategy_text,
     newest_snapshots,
     parse_payoff_markdown,
     payoff_csv,
     payoff_heatmap_figure,
     payoff_heatmap_png,
     payoff_markdown,
+    payoff_text,
 )
 
 ROLES = ["main_agent", "main_exploiter", "league_exploiter", "best_response", "baseline"]
@@ -313,3 +316,46 @@ def test_meta_strategy_bars_are_coloured_by_role() -> None:
     assert _has_color(image, _hex_rgb(ROLE_COLORS["main_agent"]))
     assert _has_color(image, _hex_rgb(ROLE_COLORS["main_exploiter"]))
     assert not _has_color(image, _hex_rgb(ROLE_COLORS["best_response"]))
+
+
+def _wide_support() -> PayoffSnapshot:
+    """league_snapshot with 15 members in the meta-strategy's support, the 8 largest holding 0.871
+    and 7 more 0.129 between them."""
+    snap = league_snapshot()
+    meta = np.zeros(snap.size)
+    big = [snap.agent_ids.index(a) for a in ("scripted_l4", "main_agent_0-v9", "main_agent_0-v11")]
+    rest = [i for i in range(snap.size) if i not in big and snap.roles[i] != "baseline"][:12]
+    meta[big] = [0.4, 0.25, 0.096]
+    meta[rest[:5]] = 0.025
+    meta[rest[5:]] = 0.129 / 7
+    return PayoffSnapshot(
+        snap.generation, snap.agent_ids, snap.roles, snap.win_rates, snap.games, meta, meta_solver="qre"
+    )
+
+
+def _masses(text: str) -> float:
+    """The sum of the masses a mixture line names, counted members included."""
+    return sum(float(m) for m in re.findall(r" (\d\.\d{3})(?=[,;]|$)", text))
+
+
+def test_every_place_naming_the_support_accounts_for_all_its_mass() -> None:
+    """A support of 15 where the focus names 8: the mixture lines name 8 and count the other 7
+    with their mass, so what they show adds up to 1; the charts' titles say what is left out."""
+    snap = _wide_support()
+    support = focus(snap).support
+    assert focus(snap).support_size == 15 and len(support) == 8
+    left_out = float(snap.meta_strategy.sum() - snap.meta_strategy[support].sum())
+    line = meta_strategy_text(snap)
+    assert f"; 7 more in the support {left_out:.3f}" in line
+    assert _masses(line) == pytest.approx(1.0, abs=8e-3)
+    for text in (payoff_markdown(snap), payoff_text(snap), payoff_text(snap, width=100)):
+        (meta_line,) = [x for x in text.splitlines() if x.startswith("Meta-strategy (qre): ")]
+        assert f"7 more in the support {left_out:.3f}" in meta_line
+        assert _masses(meta_line) == pytest.approx(1.0, abs=8e-3)
+    heatmap_title = " ".join(t.get_text() for t in payoff_heatmap_figure(snap).texts)
+    assert f"7 more support members hold {left_out:.3f}" in heatmap_title
+    bar_title = " ".join(t.get_text() for t in meta_strategy_bar_figure(snap).texts)
+    assert (
+        "15 of 55 members in the support" in bar_title
+        and f"7 more support members hold {left_out:.3f}" in bar_title
+    )

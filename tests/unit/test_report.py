@@ -14,11 +14,13 @@ from test_payoff_render import league_snapshot, synthetic_snapshot
 
 from light_league.errors import CorruptFileError, LeagueError
 from light_league.tracking.logger import PayoffSnapshot, newest_entries
-from light_league.tracking.payoff_render import parse_payoff_markdown, payoff_csv
+from light_league.tracking.payoff_render import focus, parse_payoff_markdown, parse_payoff_text, payoff_csv
 from light_league.tracking.report import (
+    REPORT_WIDTH,
     load_payoff_snapshot,
     read_generations,
     report,
+    report_json,
     save_payoff_snapshot,
 )
 
@@ -77,13 +79,17 @@ def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Pa
     assert leaderboard_agents(text) == list(reversed(latest.agent_ids))
     assert "| 1 | agent_4 | baseline | 1100 |" in text
     assert "3,000 env steps" in text and "nash_conv 0.042" in text
-    ids, rates, games = parse_payoff_markdown(text.split("## Payoff table")[1])
-    assert ids == latest.agent_ids
+    ids, rates = parse_payoff_text(text.split("## Payoff table")[1])
+    assert sorted(ids) == sorted(latest.agent_ids)
+    order = [latest.agent_ids.index(a) for a in ids]
+    np.testing.assert_allclose(rates, latest.win_rates[np.ix_(order, order)], atol=5e-3)
+    ids, rates, games = parse_payoff_markdown(report(run_dir, full=True).split("## Payoff table")[1])
+    assert ids == latest.agent_ids  # --full: every cell with its games
     np.testing.assert_allclose(rates, latest.win_rates, atol=5e-4)
     np.testing.assert_array_equal(games, latest.games)
     history = text.split("## History")[1]
     cells = [line.split("|")[1].strip() for line in history.splitlines() if line.startswith("| ")]
-    assert cells == ["generation", "0", "1", "2"]
+    assert cells == ["gen", "0", "1", "2"]
     assert (
         "| 0 | 3 | 0.500 | - | 0.125 | - | 1,000 | 10.0 |" in history
     )  # an old record: nash_conv is the meta-strategy's
@@ -154,7 +160,7 @@ def test_a_corrupt_line_inside_generations_names_the_line(run_dir: Path) -> None
 def test_report_of_an_earlier_generation_ends_its_history_there(run_dir: Path) -> None:
     history = report(run_dir, generation=1).split("## History")[1]
     cells = [line.split("|")[1].strip() for line in history.splitlines() if line.startswith("| ")]
-    assert cells == ["generation", "0", "1"]
+    assert cells == ["gen", "0", "1"]
 
 
 def test_a_negative_generation_is_a_clear_error_without_a_file_name(run_dir: Path) -> None:
@@ -167,8 +173,11 @@ def test_a_negative_generation_is_a_clear_error_without_a_file_name(run_dir: Pat
 def test_report_of_a_large_league_shows_its_focus_and_the_whole_table_with_full(tmp_path: Path) -> None:
     snap = league_snapshot()
     save_payoff_snapshot(tmp_path, snap)
-    short = parse_payoff_markdown(report(tmp_path).split("## Payoff table")[1])[0]
-    assert len(short) == 13 and "main_agent_0-v23" in short
+    text = report(tmp_path)
+    short = parse_payoff_text(text.split("## Payoff table")[1])[0]
+    assert short == [snap.agent_ids[i] for i in focus(snap).members]  # the focus fits 100 columns
+    assert len(parse_payoff_text(report(tmp_path, top=4).split("## Payoff table")[1])[0]) == 4
+    assert max(len(line) for line in text.splitlines()) <= REPORT_WIDTH
     assert parse_payoff_markdown(report(tmp_path, full=True).split("## Payoff table")[1])[0] == snap.agent_ids
 
 
@@ -180,7 +189,11 @@ def test_report_shows_each_learners_newest_snapshot_of_the_record(tmp_path: Path
     (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
     section = report(tmp_path).split("## Each learner's newest snapshot")[1].split("## ")[0]
     v23, l5 = snap.agent_ids.index("main_agent_0-v23"), snap.agent_ids.index("scripted_l5")
-    assert f"| main_agent_0-v23 | 1456 | 0.000 | {snap.win_rates[v23, l5]:.3f} | scripted_l5 |" in section
+    games = int(snap.games[v23, l5])
+    assert (
+        f"| main_agent_0-v23 | 1456 | 0.000 | scripted_l5 | {snap.win_rates[v23, l5]:.3f} ({games}) |"
+        in section
+    )
     assert "| league_exploiter_0-v11 |" in section and "| main_exploiter_0-v12 |" in section
 
 
@@ -239,3 +252,37 @@ def test_runs_written_with_the_former_names_read_with_one_name() -> None:
     assert game.meta_strategy == {"a": 1.0} and game.state_dict() == {"meta_strategy": {"a": 1.0}}
     game.load_state_dict({"nash": {"a": 1.0}, "meta": {"a": 0.7, "b": 0.3}})
     assert game.meta_strategy == {"a": 0.7, "b": 0.3}
+
+
+def test_report_of_a_large_league_fits_100_columns_and_counts_the_rest(tmp_path: Path) -> None:
+    snap = league_snapshot()
+    save_payoff_snapshot(tmp_path, snap)
+    ratings = {a: 1000.0 + i for i, a in enumerate(snap.agent_ids)}
+    intervals = {a: [r - 30.0, r + 30.0] for a, r in ratings.items()}
+    record = generation_record(snap) | {
+        "rating": ratings,
+        "rating_ci95": intervals,
+        "newest": newest_entries(snap, ratings, intervals),
+    }
+    (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
+    text = report(tmp_path)
+    assert max(len(line) for line in text.splitlines()) <= REPORT_WIDTH
+    assert len(leaderboard_agents(text)) == 10
+    assert f"{snap.size - 10} more members hold meta-strategy mass" in text
+    assert "± 30" in text.split("## Leaderboard")[1]
+    assert len(leaderboard_agents(report(tmp_path, top=3))) == 3
+    assert len(leaderboard_agents(report(tmp_path, full=True))) == snap.size
+    with pytest.raises(LeagueError, match="--top must be 1 or more"):
+        report(tmp_path, top=0)
+
+
+def test_report_json_holds_every_member_with_its_interval(run_dir: Path) -> None:
+    data = report_json(run_dir)
+    latest = synthetic_snapshot(2)
+    assert data["generation"] == 2 and [r["member"] for r in data["leaderboard"]] == list(
+        reversed(latest.agent_ids)
+    )
+    assert data["payoff"]["agent_ids"] == latest.agent_ids
+    assert [r["generation"] for r in data["history"]] == [0, 1, 2]
+    assert "population" not in data["history"][0]
+    json.dumps(data)  # JSON-ready

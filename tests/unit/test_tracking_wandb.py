@@ -8,6 +8,7 @@ chunks with a 7-byte header: crc32 uint32, length uint16, type uint8 where 1 = f
 
 from __future__ import annotations
 
+import html
 import json
 import struct
 import sys
@@ -23,6 +24,7 @@ from test_tracking_tensorboard import METRICS_DOC, log_generations, runner_scala
 from light_league.errors import ConfigError
 from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig, WandbConfig
+from light_league.tracking.console import leaderboard_markdown
 from light_league.tracking.logger import NullLogger, undocumented_keys
 from light_league.tracking.tensorboard_logger import TensorBoardLogger
 from light_league.tracking.wandb_logger import RUN_ID_FILE, STEP_KEY, WandbLogger
@@ -110,6 +112,10 @@ def test_offline_run_records_the_same_scalar_keys(
     monkeypatch.setattr("light_league.tracking.wandb_logger.draw_charts", drawn_in_the_generation)
     logger.log_config({"seed": 3})
     log_generations(logger, snapshots)
+    record = {"generation": 2, "population": [{"id": "a", "role": "main_agent"}], "rating": {"a": 1210.4}}
+    logger.log_text(
+        "league/leaderboard", leaderboard_markdown(record | {"rating_ci95": {"a": [1170.4, 1250.4]}}), 2
+    )
     logger.close()  # waits for the charts still being drawn and logs them
 
     rows = history_rows(tmp_path)
@@ -124,6 +130,8 @@ def test_offline_run_records_the_same_scalar_keys(
         steps = sorted(int(str(r[STEP_KEY])) for r in rows if any(k.startswith(tag) for k in r))
         assert steps == [0, 1, 2], tag
     assert len(list(tmp_path.glob("wandb/offline-run-*/files/media/table/league/payoff_table*.json"))) == 3
+    (board,) = tmp_path.glob("wandb/offline-run-*/files/media/html/league/leaderboard*.html")
+    assert "| 1 | a | main_agent | 1210 ± 40 | 0.000 |" in html.unescape(board.read_text())
 
 
 def test_offline_keys_are_documented(tmp_path: Path, offline: LoggingConfig) -> None:
