@@ -3,7 +3,7 @@
 ``make_batched(name, num_envs, **kwargs)`` and ``make_parallel(name, **kwargs)`` build an env,
 ``make_spec(name, **kwargs)`` reads its spec (one game built and closed);
 ``make_fixed_policy(env_name, policy_name)`` builds a fixed opponent (scripted levels, random);
-``env_names()`` and ``fixed_policy_names(env_name)`` list what exists; ``fixed_policy_ratings`` and
+``env_names()``, ``fixed_policy_names(env_name)`` and ``action_names(env_name)`` list what exists; ``fixed_policy_ratings`` and
 ``exact_game`` give the facts an env declares (its opponents' Elo anchors, its OpenSpiel game). Names: ``battalion``,
 ``kuhn_poker``, ``leduc_poker``, ``rps``, ``biased_rps``, ``disc``, ``recall`` (a game only memory
 wins), ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``.
@@ -11,6 +11,7 @@ wins), ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``.
 
 from envs.base import BatchedEnv, BatchStep, EnvSpec
 from envs.registry import (
+    action_names,
     env_names,
     exact_game,
     exact_games,
@@ -26,6 +27,7 @@ __all__ = [
     "BatchStep",
     "BatchedEnv",
     "EnvSpec",
+    "action_names",
     "env_names",
     "exact_game",
     "exact_games",

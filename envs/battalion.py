@@ -398,6 +398,8 @@ _MOVE[STEP_RIGHT] = (0.0, STEP_SPEED, -STEP_SPEED, 0.0)
 _TURN = np.zeros(8, dtype=np.int64)
 _TURN[TURN_LEFT], _TURN[TURN_RIGHT] = 1, N_DIRS - 1
 _OUTCOME = np.array([0.0, 0.5, 1.0, 0.5], dtype=np.float32)
+#: eight compass points, counter-clockwise from east (heading 0)
+_COMPASS = ("E", "NE", "N", "NW", "W", "SW", "S", "SE")
 _BONUS0 = np.array([-WIN_BONUS, 0.0, WIN_BONUS, 0.0, 0.0])  # indexed by result (-1 -> last)
 
 
@@ -437,6 +439,28 @@ class BattalionBatchedEnv(BatchedEnv):
         self._start(np.ones(self.num_envs, dtype=bool))
         zeros = np.zeros(self.num_envs, dtype=bool)
         return self._batch_step(np.zeros((self.num_envs, 2)), zeros, zeros, np.zeros(self.num_envs, np.int64))
+
+    def render_text(self, game: int = 0, *, width: int = 41, height: int = 21) -> str:
+        """Game ``game`` as a text frame: the field seen from above (north up, ``y = 1`` at the top),
+        blue battalions ``A``, ``B`` ..., red ``a``, ``b`` ... (``x`` once out of play), then one
+        line per battalion: position, facing, strength and morale."""
+        grid = [["."] * width for _ in range(height)]
+        lines = []
+        for u in range(self.n_units):
+            seat = int(self._seat[u])
+            letter = chr((ord("A") if seat == 0 else ord("a")) + u % self.n)
+            x, y = float(self.x[game, u]), float(self.y[game, u])
+            row = height - 1 - min(height - 1, int(y * height))
+            col = min(width - 1, int(x * width))
+            grid[row][col] = letter if self.active[game, u] else "x"
+            facing = _COMPASS[round(int(self.h[game, u]) * 360 / N_DIRS / 45) % 8]
+            state = "" if self.active[game, u] else " (out)"
+            lines.append(
+                f"{letter} {self.spec.agents[u]:<7} at ({x:.2f}, {y:.2f}) facing {facing:<2} "
+                f"strength {self.s[game, u]:.2f} morale {self.m[game, u]:.2f}{state}"
+            )
+        field = ["+" + "-" * width + "+", *("|" + "".join(r) + "|" for r in grid), "+" + "-" * width + "+"]
+        return "\n".join([f"step {int(self.t[game])} of {self.spec.max_steps}", *field, *lines])
 
     def _start(self, games: np.ndarray) -> None:
         """Fresh battles in the selected games (bool mask), same draws as :func:`_start_unit`."""

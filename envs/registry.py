@@ -166,6 +166,15 @@ def exact_games() -> list[str]:
     return [name for name in env_names() if exact_game(name) is not None]
 
 
+def action_names(env_name: str) -> tuple[str, ...] | None:
+    """The names of env ``env_name``'s actions (its module's ``ACTION_NAMES``), None where it
+    declares none (adapters, the poker and matrix games: their actions are numbered)."""
+    if env_name.startswith(ADAPTER_PREFIXES):
+        return None
+    names = getattr(_module(env_name), "ACTION_NAMES", None)
+    return None if names is None else tuple(str(n) for n in names)
+
+
 def fixed_policy_names(env_name: str) -> list[str]:
     """Names of the fixed opponents env ``env_name`` ships (scripted levels, random ...)."""
     return sorted(_fixed_policies(env_name))

@@ -1,23 +1,26 @@
-"""Command line: ``main.py --config FILE [--run-dir DIR] [key.path=value ...]``, ``--resume RUN_DIR``,
-``main.py report RUN_DIR``, ``main.py board RUN_DIR`` and ``main.py exploit RUN_DIR``.
+"""Command line: ``main.py COMMAND ...`` with the commands of :func:`parser` (``main.py --help``).
 
-Bad input (config, names, files) prints one line to stderr and exits with status 2. A failure
-during a run prints one line saying how to resume and exits with status 1; the full traceback
-goes to ``RUN_DIR/error.log``.
+``main.py --config FILE [key.path=value ...]`` is short for ``main.py run --config FILE ...``.
+Overrides and settings may stand anywhere among the options. Bad input (config, names, files)
+prints one line to stderr and exits with status 2. A failure during a run prints one line saying
+how to resume and exits with status 1; the full traceback goes to ``RUN_DIR/error.log``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
-from light_league.errors import LeagueError, NonFiniteError
+from light_league.errors import LeagueError, NonFiniteError, did_you_mean
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -45,33 +48,63 @@ def _program() -> str:
     return Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "main.py"
 
 
-def _run_parser() -> argparse.ArgumentParser:
+def version_text() -> str:
+    """``light_league 0.1.0 (Python 3.11.7, torch 2.13.0, ray 2.60.0)``, read from the installed
+    packages' metadata (nothing is imported)."""
+    from light_league import __version__
+
+    parts = [f"Python {sys.version.split()[0]}"]
+    for package in ("torch", "ray"):
+        try:
+            parts.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{package} not installed")
+    return f"light_league {__version__} ({', '.join(parts)})"
+
+
+def parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and one subparser per command."""
     prog = _program()
-    p = _Parser(
+    top = _Parser(
         prog=prog,
-        description="Run a league experiment, or continue one with --resume.",
-        epilog=f"Other commands: `{prog} report RUN_DIR [--generation G] [--full] [--csv FILE]` prints a "
-        f"run's leaderboard, payoff table and history (`{prog} report --help`); `{prog} board RUN_DIR` "
-        f"opens it in TensorBoard with every generation's images; `{prog} exploit RUN_DIR --target main` "
-        f"measures how exploitable its newest main agent is (`{prog} exploit --help`).",
+        description="Population-based multi-agent RL: run a league, then read, pit, watch and export its members.",
+        epilog=f"`{prog} --config FILE [key.path=value ...]` is short for `{prog} run --config FILE ...`. "
+        f"Each command has its own --help, e.g. `{prog} report --help`. Examples: "
+        f"`{prog} --config expr_configs/rps_tiny.yaml`, `{prog} report RUN_DIR`, `{prog} board RUN_DIR`, "
+        f"`{prog} eval RUN_DIR main_agent_0-v3 random --games 200`.",
     )
+    top.add_argument("--version", action="version", version=version_text())
+    commands = top.add_subparsers(title="commands", metavar="COMMAND")
+    for name, (help_text, build) in _COMMANDS.items():
+        build(commands.add_parser(name, help=help_text.replace("%", "%%"), description=help_text))
+    return top, dict(commands.choices)
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = "Overrides may stand anywhere among the options: --config X a=1 --quiet b=2."
     p.add_argument("--config", help="experiment YAML (see expr_configs/)")
     p.add_argument("--run-dir", help="run directory (default: a fresh one under experiment.runs_root)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last completed generation")
     p.add_argument("--quiet", action="store_true", help="one line per generation (logging.console=quiet)")
+    p.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved config (the file, or the run's stored one, with the overrides) and exit",
+    )
     p.add_argument("overrides", nargs="*", help="key.path=value overrides, typed like the YAML file")
-    return p
 
 
-def _report_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=f"{_program()} report", description="Leaderboard and payoff table of a run directory.")
+def _report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir")
     p.add_argument("--generation", type=int, default=None, help="generation to show (default: latest)")
-    p.add_argument("--csv", default=None, help="also write that generation's payoff table as CSV here")
     p.add_argument(
-        "--full", action="store_true", help="the whole payoff table (default: above 12 members, the focus)"
+        "--top", type=int, default=None, help="leaderboard rows and most payoff-table members (default: 10)"
     )
-    return p
+    p.add_argument(
+        "--full", action="store_true", help="every member and the whole payoff table, cells with intervals"
+    )
+    p.add_argument("--csv", default=None, help="also write that generation's payoff table as CSV here")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (every member) instead")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,13 +114,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     _stop_on_signals()
     try:
-        if args and args[0] == "report":
-            return _report(args[1:])
-        if args and args[0] == "board":
-            return _board(args[1:])
-        if args and args[0] == "exploit":
-            return _exploit(args[1:])
-        return _run(args)
+        top, commands = parser()
+        if args and args[0] in ("-h", "--help", "--version"):
+            top.parse_args(args[:1])  # prints and exits
+        if args and args[0] not in commands and not args[0].startswith("-") and "=" not in args[0]:
+            raise LeagueError(
+                f"unknown command {args[0]!r}{did_you_mean(args[0], list(commands))}; "
+                f"commands: {', '.join(commands)} (or --config FILE to run an experiment)"
+            )
+        name = args[0] if args and args[0] in commands else "run"
+        rest = args[1:] if args and args[0] in commands else args
+        ns = commands[name].parse_intermixed_args(rest)  # overrides may stand between options
+        return _HANDLERS[name](ns, args)
     except LeagueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -96,26 +134,95 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def _report(args: list[str]) -> int:
-    from light_league.tracking.report import report
-
-    ns = _report_parser().parse_args(args)
-    run_dir = Path(ns.run_dir)
+def _existing_run_dir(path: str) -> Path:
+    run_dir = Path(path)
     if not run_dir.is_dir():
         raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
-    print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full))
+    return run_dir
+
+
+def _report(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.tracking.report import report, report_json
+
+    run_dir = _existing_run_dir(ns.run_dir)
+    if ns.json:
+        if ns.csv or ns.full or ns.top:
+            raise LeagueError("--json prints every member of the generation; drop --csv, --full and --top")
+        print(json.dumps(report_json(run_dir, generation=ns.generation), indent=2))
+        return 0
+    if ns.full and ns.top:
+        raise LeagueError("--full shows every member; drop --top (or --full)")
+    print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full, top=ns.top), end="")
     return 0
 
 
-def _exploit_parser() -> argparse.ArgumentParser:
-    prog = _program()
-    p = _Parser(
-        prog=f"{prog} exploit",
-        description="How exploitable is what a run hands over? Train a fresh learner (the run's kind, with "
+def _eval_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir")
+    p.add_argument(
+        "a", metavar="A", help="a member of the run or a fixed policy of its env (random, scripted_l3 ...)"
+    )
+    p.add_argument("b", metavar="B", help="its opponent, the same kinds")
+    p.add_argument("--games", type=int, default=200, help="fresh games, seats alternated (default: 200)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _eval(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.pit import pit, pit_line
+
+    if ns.seed < 0:
+        raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
+    result = pit(_existing_run_dir(ns.run_dir), ns.a, ns.b, games=ns.games, seed=ns.seed)
+    if ns.json:
+        print(json.dumps({"a": ns.a, "b": ns.b, "seed": ns.seed, **result.to_json()}, indent=2))
+    else:
+        print(pit_line(ns.a, ns.b, result, ns.seed))
+    return 0
+
+
+def _watch_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir")
+    p.add_argument("a", metavar="A", help="seat 0: a member of the run or a fixed policy of its env")
+    p.add_argument("b", metavar="B", help="seat 1, the same kinds")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--every", type=int, default=10, help="draw the field every K steps, where the env can (default: 10)"
+    )
+
+
+def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.pit import watch
+
+    if ns.seed < 0:
+        raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
+    watch(_existing_run_dir(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, out=sys.stdout)
+    return 0
+
+
+def _export_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = "Load it with torch alone: examples/exported_policy.py, docs/quickstart.md."
+    p.add_argument("run_dir")
+    p.add_argument("member", help="a learner's snapshot, e.g. main_agent_0-v12")
+    p.add_argument("--out", default=None, help="file to write (default: MEMBER.pt2 here)")
+
+
+def _export(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.export import export_member
+
+    path = export_member(_existing_run_dir(ns.run_dir), ns.member, Path(ns.out) if ns.out else None)
+    print(f"wrote {path} (torch.export; load it with torch.export.load, see examples/exported_policy.py)")
+    return 0
+
+
+def _exploit_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "How exploitable is what a run hands over? Train a fresh learner (the run's kind, with "
         "evaluation.probe's settings) against a frozen target of a finished or running run, then play fresh "
-        "games against it, seats alternated. Writes RUN_DIR/exploit/<target>_gen<G>.json.",
-        epilog="key=value: a bare key is a setting of the probe's learner (lr=0.002 entropy_coef=0); a dotted "
-        "key overrides the run's config (evaluation.probe.num_envs=128). See docs/evaluation.md.",
+        "games against it, seats alternated. Writes RUN_DIR/exploit/<target>_gen<G>.json."
+    )
+    p.epilog = (
+        "key=value: a bare key is a setting of the probe's learner (lr=0.002 entropy_coef=0); a dotted "
+        "key overrides the run's config (evaluation.probe.num_envs=128). See docs/evaluation.md."
     )
     p.add_argument("run_dir")
     p.add_argument(
@@ -128,13 +235,11 @@ def _exploit_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=None, help="evaluation games (default: evaluation.probe)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("settings", nargs="*", help="key=value settings (see below)")
-    return p
 
 
-def _exploit(args: list[str]) -> int:
+def _exploit(ns: argparse.Namespace, argv: list[str]) -> int:
     from light_league.exploit import exploit
 
-    ns = _exploit_parser().parse_intermixed_args(args)  # settings may stand between options
     for flag, value in (("--env-steps", ns.env_steps), ("--games", ns.games)):
         if value is not None and value < (1 if flag == "--env-steps" else 2):
             raise LeagueError(f"{flag} must be at least {1 if flag == '--env-steps' else 2}, got {value}")
@@ -151,33 +256,29 @@ def _exploit(args: list[str]) -> int:
     )
 
 
-def _board_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog=f"{_program()} board",
-        description="TensorBoard on a run directory (or a folder of runs), every generation's images kept.",
-    )
+def _board_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir")
     p.add_argument("--port", type=int, default=6006)
     p.add_argument("--host", default="localhost", help="interface to serve on (default: this machine only)")
-    return p
 
 
-def _board(args: list[str]) -> int:
-    from light_league.tracking.board import board
+def _board(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.tracking.board import board, board_url
     from light_league.tracking.report import check_run_records
 
-    ns = _board_parser().parse_args(args)
     if Path(ns.run_dir).is_dir():
         check_run_records(Path(ns.run_dir))  # a damaged record is one line here, not in TensorBoard
-    print(f"TensorBoard on {ns.run_dir} at http://{ns.host}:{ns.port}/ (Ctrl-C stops it)", file=sys.stderr)
+    print(
+        f"TensorBoard on {ns.run_dir} at {board_url(ns.host, ns.port)} (the headline curves; Ctrl-C stops it)",
+        file=sys.stderr,
+    )
     return board(Path(ns.run_dir), port=ns.port, host=ns.host)
 
 
-def _run(args: list[str]) -> int:
+def _run(ns: argparse.Namespace, args: list[str]) -> int:
     from light_league.config import load_config
     from light_league.run_dir import RunDir
 
-    ns = _run_parser().parse_intermixed_args(args)  # overrides may stand between options
     if ns.resume:
         if ns.config or ns.run_dir:
             raise LeagueError("--resume takes the config from the run directory; drop --config/--run-dir")
@@ -200,11 +301,17 @@ def _run(args: list[str]) -> int:
 
         check_stored_imports(config, overrides, source=str(run_dir.config))
         check_resume_changes(load_config(run_dir.config, []), config)
+        if ns.print_config:
+            return _print_config(config)
     else:
         if not ns.config:
-            raise LeagueError("--config FILE is required (e.g. --config expr_configs/league.yaml)")
+            raise LeagueError(
+                "--config FILE is required (e.g. --config expr_configs/league.yaml); --help lists the commands"
+            )
         overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
         config = load_config(ns.config, overrides)
+        if ns.print_config:
+            return _print_config(config)
         run_dir = (
             RunDir(ns.run_dir)
             if ns.run_dir
@@ -250,6 +357,14 @@ def _run(args: list[str]) -> int:
     return 0
 
 
+def _print_config(config: object) -> int:
+    """The resolved config as YAML on stdout (what the run would write as ``config.yaml``)."""
+    import yaml
+
+    print(yaml.safe_dump(json.loads(json.dumps(config.to_dict(), default=str)), sort_keys=False), end="")  # type: ignore[attr-defined]
+    return 0
+
+
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
     from light_league.utils.atomic import atomic_write_text
 
@@ -277,3 +392,31 @@ def _one_line(exc: BaseException) -> str:
     """The exception's message on one line (Ray and torch messages span many)."""
     text = " ".join(str(exc).split())
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+Handler = Callable[[argparse.Namespace, list[str]], int]
+#: each command: its one-line help and the function that adds its arguments
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "run": ("run a league experiment, or continue one with --resume", _run_arguments),
+    "report": (
+        "a run's leaderboard, payoff table and history, within 100 columns (or JSON)",
+        _report_arguments,
+    ),
+    "board": ("TensorBoard on a run, opening on its headline curves", _board_arguments),
+    "eval": (
+        "pit two members (or a member and a scripted bot) for N games, with a 95% interval",
+        _eval_arguments,
+    ),
+    "watch": ("watch one game between two members (battalion: text frames)", _watch_arguments),
+    "export": ("a member's policy as one file that loads with torch alone", _export_arguments),
+    "exploit": ("how exploitable a run's output is: train a fresh learner against it", _exploit_arguments),
+}
+_HANDLERS: dict[str, Handler] = {
+    "run": _run,
+    "report": _report,
+    "board": _board,
+    "eval": _eval,
+    "watch": _watch,
+    "export": _export,
+    "exploit": _exploit,
+}

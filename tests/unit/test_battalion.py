@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from envs import _rng, battalion
-from envs.battalion import FIRE, HOLD, BattalionParallelEnv
+from envs.battalion import FIRE, HOLD, BattalionBatchedEnv, BattalionParallelEnv
 from envs.battalion_scripted import ScriptedBattalionPolicy
 from envs.parallel import UniformRandomPolicy
 
@@ -242,3 +242,15 @@ def test_aimed_is_the_enemy_that_fire_hits(team_size: int) -> None:
             checked += 1
         step = env.step(_random_legal(rng, step.action_mask))
     assert checked > 50
+
+
+def test_a_text_frame_shows_the_field_and_every_battalion() -> None:
+    env = BattalionBatchedEnv(1, team_size=2)
+    env.reset(seed=4)
+    frame = env.render_text(0).splitlines()
+    assert frame[0] == "step 0 of 200" and frame[1] == "+" + "-" * 41 + "+"
+    field = "".join(frame[2:23])
+    assert all(letter in field for letter in "ABab")  # blue upper case, red lower case
+    rows = [line for line in frame if line.startswith(("A blue_0", "a red_0"))]
+    assert rows[0].split()[2:6] == ["at", f"({env.x[0, 0]:.2f},", f"{env.y[0, 0]:.2f})", "facing"]
+    assert "facing N" in frame[-4] and "facing S" in frame[-2]  # blue starts north-bound, red south-bound
