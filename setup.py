@@ -9,9 +9,11 @@ setup(
     python_requires=">=3.11",
     packages=find_packages(include=["light_league", "light_league.*", "envs", "envs.*"]),
     include_package_data=True,
+    # Ranges, so that the package installs beside others; the tested set is constraints.txt
+    # (pip install -c constraints.txt -e ".[dev]", as .ci/run does).
     install_requires=[
-        "torch==2.13.0",
-        "ray==2.60.0",
+        "torch>=2.4,<3",
+        "ray>=2.40,<3",
         "numpy>=1.26",
         "scipy>=1.11",
         "gymnasium>=1.0",
@@ -30,7 +32,7 @@ setup(
         "openspiel": ["open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0"],
         "wandb": ["wandb>=0.17"],
         # bench/rllib_comparison.py only (RLlib's PPO on OpenSpiel's kuhn_poker); not in "dev"
-        "rllib": ["ray[rllib]==2.60.0", "open-spiel>=1.5"],
+        "rllib": ["ray[rllib]>=2.40,<3", "open-spiel>=1.5"],
         "dev": [
             "pytest>=8.0",
             "pytest-timeout>=2.3",

@@ -120,6 +120,20 @@ def check_env_factory(name: str, module: ModuleType, factory: object) -> None:
         )
 
 
+def _import_failure(name: str, module_name: str, exc: ImportError) -> str:
+    """Why env ``name`` cannot be imported, naming PettingZoo's extra where a family of its envs
+    needs a package this install lacks (``pettingzoo.classic`` imports pygame)."""
+    parts = module_name.split(".")
+    missing = exc.name or ""
+    if len(parts) >= 2 and parts[0] == "pettingzoo" and missing and not missing.startswith("pettingzoo"):
+        family = parts[1]
+        return (
+            f"env {name!r} needs {missing!r}, which pettingzoo.{family} imports and this install lacks; "
+            f"install PettingZoo's {family} extra: pip install 'pettingzoo[{family}]'"
+        )
+    return f"cannot import module {module_name!r} of env {name!r}: {exc}"
+
+
 def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     """Build the PettingZoo env named ``pettingzoo:<module>:<factory>`` as a ``ParallelEnv``."""
     module_name, factory_name = parse_pettingzoo_name(name)
@@ -127,7 +141,7 @@ def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"cannot import module {module_name!r} of env {name!r}: {exc}") from exc
+        raise ValueError(_import_failure(name, module_name, exc)) from exc
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise ValueError(f"module {module_name!r} has no callable {factory_name!r} (env {name!r})")

@@ -206,3 +206,18 @@ def test_env_classes_and_their_modules_factories_are_accepted() -> None:
     assert envs.make_parallel(NIM) is not None
     assert envs.make_parallel("pettingzoo:envs.matrix_games:MatrixGameParallelEnv", game="rps") is not None
     assert envs.make_parallel("pettingzoo:envs.matrix_games:make_parallel", game="rps") is not None
+
+
+def test_the_documented_pettingzoo_example_runs_or_names_the_extra_to_install() -> None:
+    """docs/plugins.md's ``pettingzoo.classic.rps_v2``: pettingzoo.classic imports pygame, which a
+    ``.[dev]`` install lacks; the error says which extra brings it."""
+    name = "pettingzoo:pettingzoo.classic.rps_v2:parallel_env"
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        with pytest.raises(ValueError, match=r"needs 'pygame'.*pip install 'pettingzoo\[classic\]'"):
+            envs.make_batched(name, 2, score_range=[-1, 1])
+    else:
+        env = envs.make_batched(name, 2, score_range=[-1, 1])
+        assert env.spec.num_actions == 3
+        env.close()
