@@ -64,7 +64,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from light_league.run_reader import RunReader  # noqa: E402
-from light_league.tracking.console import fraction, rating, summary_lines  # noqa: E402
+from light_league.tracking.console import final_lines, fraction, rating, summary_lines  # noqa: E402
 from light_league.tracking.logger import PayoffSnapshot, newest_entries  # noqa: E402
 from light_league.tracking.report import meta_nash_conv, payoff_path, read_generations  # noqa: E402
 
@@ -229,6 +229,38 @@ def render_league_run_screenshot(data: Path) -> str:
     )
 
 
+def render_league_run_final(data: Path) -> str:
+    """The console's closing summary of the captured league.yaml run (``console.final_lines``)."""
+    records = read_generations(data)
+    last = records[-1]
+    budget = re.search(r"max_wall_s:\s*([\d.]+)", (data / "config.yaml").read_text(encoding="utf-8"))
+    if budget is not None and last["wall_s"] >= float(budget[1]):
+        wall = f"{float(budget[1]):g}"
+        reason = f"stop.max_wall_s={wall} (the first generation to end past {wall} s)"
+    else:
+        reason = f"stop.max_generations={len(records)}"
+    body = "\n".join(final_lines(reason, last, _snapshot(data / "last_payoff.json")))
+    return f"```\n{body}\n```\n\n(The measured `league.yaml` run's last lines. {_provenance(data)})"
+
+
+def render_league_run_headline_screenshot(data: Path) -> str:
+    """The caption of docs/img/tensorboard_headline.png: the captured run's newest main agent."""
+    records = read_generations(data)
+    last = records[-1]
+    main = next((e for e in last.get("newest", []) if e["role"] == "main_agent"), None)
+    shown = (
+        f" At generation {last['generation']} its newest snapshot `{main['id']}` is rated "
+        f"{rating(main['rating'])} (95% interval {rating(main['rating_ci95'][0])}-{rating(main['rating_ci95'][1])})."
+        if main is not None and main.get("rating_ci95")
+        else ""
+    )
+    return (
+        f"(The `league.yaml` run of the figures above, {len(records)} generations: "
+        "`python tools/tensorboard_screenshot.py RUN_DIR --page headline --width 1200 --height 900`, "
+        f"headless Chromium at one device pixel per CSS pixel.{shown} {_provenance(data)})"
+    )
+
+
 def render_psro_kuhn_run(data: Path) -> str:
     """When the shipped psro_kuhn.yaml run reached its NashConv target."""
     records = read_generations(data)
@@ -350,6 +382,216 @@ def render_psro_leduc_run(data: Path) -> str:
             f"{_met(clock <= 180)}."
         )
     return f"{body} {_provenance(data)}"
+
+
+# ---------------------------------------------------------------------------- results.md
+
+
+def _header_date(text: str) -> str:
+    """The date a bench file was written (its second header line starts with it)."""
+    match = re.search(r"^# (\d{4}-\d\d-\d\d)", text, re.M)
+    return match[1] if match else "an unknown date"
+
+
+def _series(text: str, after: str) -> dict[str, list[float]]:
+    """``label: v v v`` lines in the paragraph after the line starting with ``after``."""
+    block = text.split(after, 1)[1].split("\n\n", 1)[0]
+    return {
+        m[1]: [float(v) for v in m[2].split()]
+        for m in re.finditer(r"^\s+(\S+): ((?:[\d.]+ ?)+)$", block, re.M)
+    }
+
+
+def battalion_quality(data: Path) -> dict[str, Any]:
+    """league_quality_battalion.txt: per seed the generations, wall time and the newest main
+    agent's replayed win rate against scripted_l5 per generation and at its best generation."""
+    text = data.read_text(encoding="utf-8")
+    rows = re.findall(r"^(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+never", text, re.M)
+    best = re.findall(r"^\s+\d+: best generation \d+: ([\d.]+) \(95% ([\d.]+)-([\d.]+)\)", text, re.M)
+    return {
+        "date": _header_date(text),
+        "generations": [int(r[1]) for r in rows],
+        "wall_s": [int(r[3]) for r in rows],
+        "replayed": _series(text, "The same snapshots against scripted_l5 again"),
+        "best": [(float(a), float(b), float(c)) for a, b, c in best],
+    }
+
+
+def kuhn_quality(data: Path) -> dict[str, Any]:
+    """league_quality_kuhn.txt: per seed the NashConv per generation and at 60 s and 120 s."""
+    text = data.read_text(encoding="utf-8")
+    rows = re.findall(r"^league_kuhn_seed\d+\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)", text, re.M)
+    return {
+        "date": _header_date(text),
+        "per_generation": _series(text, "NashConv of the Nash mixture, per generation:"),
+        "generations": [int(r[0]) for r in rows],
+        "at_60": [float(r[1]) for r in rows],
+        "at_120": [float(r[2]) for r in rows],
+        "first_s": [float(r[3]) for r in rows],
+    }
+
+
+def leduc_quality(data: Path) -> dict[str, Any]:
+    """league_quality_leduc.txt: per seed the (seconds, NashConv) curve and the mean / worst marks."""
+    text = data.read_text(encoding="utf-8")
+    curves = {
+        m[1]: [(float(t), float(v)) for t, v in re.findall(r"\(([\d.]+)s, ([\d.]+)\)", m[2])]
+        for m in re.finditer(r"^\s+(ours/s\d+|OS-BR): (.*)$", text, re.M)
+    }
+    marks = re.search(r"^ours\s+(\d+)\s+(.*?)\s+[\d.]+\s+\d+ of \d+$", text, re.M)
+    pairs = re.findall(r"([\d.]+) / ([\d.]+)", marks[2]) if marks else []
+    return {
+        "date": _header_date(text),
+        "curves": curves,
+        "seeds": int(marks[1]) if marks else 0,
+        "marks": pairs,
+    }
+
+
+def render_results_battalion(data: Path) -> str:
+    """league.yaml over its seeds, from league_quality_battalion.txt."""
+    q = battalion_quality(data)
+    best = ", ".join(f"{b:.3f} [{lo:.3f}, {hi:.3f}]" for b, lo, hi in q["best"])
+    last = ", ".join(f"{v[-1]:.2f}" for v in q["replayed"].values())
+    return (
+        f"{len(q['generations'])} seeds (0-{len(q['generations']) - 1}), {min(q['generations'])}-"
+        f"{max(q['generations'])} generations in the six-minute budget ({min(q['wall_s'])}-{max(q['wall_s'])} s "
+        f"on 2 cores, measured {q['date']}). The newest main agent, replayed against `scripted_l5` over 512 "
+        f"games: at its best generation {best}; at the last generation {last}. It reaches the strongest "
+        "script's level, an even game, and does not beat it. "
+        f"Source: `docs/data/{data.name}`."
+    )
+
+
+def render_results_kuhn(data: Path) -> str:
+    q = kuhn_quality(data)
+    return (
+        f"{len(q['generations'])} seeds, 2 minutes each ({_span(q['generations'], '{:.0f}')} "
+        f"generations; measured {q['date']}): exact NashConv {_span(q['at_60'], '{:.4f}')} at 60 s and "
+        f"{_span(q['at_120'], '{:.4f}')} at 120 s; first at most 0.005 after {_span(q['first_s'], '{:.0f}')} s. "
+        "Measured with the config of that date, whose payoffs came from the exact game and whose "
+        "headline was the Nash mixture; the shipped file now plays its evaluation games and reports the "
+        "newest main agent's and the meta-strategy's NashConv (renew with the command in the file's "
+        f"first line). Source: `docs/data/{data.name}`."
+    )
+
+
+def render_results_leduc(data: Path) -> str:
+    q = leduc_quality(data)
+    marks = ", ".join(
+        f"{t} {m} / {w}"
+        for t, (m, w) in zip(("30 s", "60 s", "120 s", "180 s", "300 s", "450 s", "600 s"), q["marks"])
+    )
+    return (
+        f"{q['seeds']} seeds, 10 minutes each (measured {q['date']}): exact NashConv, mean / worst seed, "
+        f"{marks}; OpenSpiel's PSRO with exact best responses (OS-BR) on the same clock stays above it "
+        "from 60 s on. Measured with the config of that date (exact payoffs; the least exploitable "
+        "mixture as its output); the shipped file now plays its evaluation games and reports the newest "
+        f"main agent's and the meta-strategy's NashConv. Source: `docs/data/{data.name}`."
+    )
+
+
+def render_results_psro_kuhn(data: Path) -> str:
+    records = read_generations(data)
+    last = records[-1]
+    return (
+        f"1 seed (exact best responses and exact payoffs: the run is deterministic): exact NashConv "
+        f"{fraction(meta_nash_conv(last))} at generation {last['generation']}, {last['wall_s']:.0f} s after the "
+        f"start. {_provenance(data)}"
+    )
+
+
+def render_results_psro_leduc(data: Path) -> str:
+    records = read_generations(data)
+    reached = next((r for r in records if (meta_nash_conv(r) or 1.0) <= 0.1), None)
+    at = (
+        f"exact NashConv {fraction(meta_nash_conv(reached))} at generation {reached['generation']}, "
+        f"{reached['wall_s']:.0f} s after the start"
+        if reached
+        else f"exact NashConv {fraction(meta_nash_conv(records[-1]))} at the end"
+    )
+    return f"1 seed, run with `stop.target_nash_conv=0.1`: {at}. {_provenance(data)}"
+
+
+def render_results_recall(data: Path) -> str:
+    records = read_generations(data)
+    rates = [e.get("win_rate") for r in records for e in r.get("newest", []) if e["role"] == "main_agent"]
+    played = [v for v in rates if v is not None]
+    return (
+        f"1 seed, {len(records)} generations in {records[-1]['wall_s']:.0f} s: the newest main agent's mean "
+        f"outcome against `random` {_span(played, '{:.2f}')} (0.875 for a policy that recalls every cue, "
+        f"0.5 for one without memory). {_provenance(data)}"
+    )
+
+
+RESULTS_PLOT = DOCS / "img" / "results.png"
+
+
+def plot_results(path: Path = RESULTS_PLOT) -> Path:
+    """docs/img/results.png: one panel per shipped config that learns, from the data sets above."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(12, 6.6), dpi=100)
+    axes = fig.subplots(2, 3)
+    ax = axes[0, 0]
+    battalion = battalion_quality(DATA / "league_quality_battalion.txt")
+    for seed, values in battalion["replayed"].items():
+        ax.plot(range(len(values)), values, marker=".", label=f"seed {seed}")
+    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    ax.set(
+        title="league.yaml (battalion): newest main agent\nvs scripted_l5, 512 games",
+        xlabel="generation",
+        ylabel="win rate",
+        ylim=(0, 1),
+    )
+    ax = axes[0, 1]
+    recall = read_generations(DATA / "league_recall_run")
+    ax.plot(
+        [r["generation"] for r in recall],
+        [
+            next((e.get("win_rate") for e in r.get("newest", []) if e["role"] == "main_agent"), None)
+            for r in recall
+        ],
+        marker=".",
+    )
+    ax.axhline(0.875, color="grey", linewidth=0.8, linestyle="--")
+    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set(
+        title="league_recall.yaml: newest main agent vs random",
+        xlabel="generation",
+        ylabel="win rate",
+        ylim=(0.4, 1),
+    )
+    ax = axes[0, 2]
+    for seed, values in kuhn_quality(DATA / "league_quality_kuhn.txt")["per_generation"].items():
+        ax.plot(range(len(values)), values, marker=".", label=seed.replace("league_kuhn_", ""))
+    ax.set(title="league_kuhn.yaml: exact NashConv", xlabel="generation", ylabel="NashConv", yscale="log")
+    ax = axes[1, 0]
+    for name, curve in leduc_quality(DATA / "league_quality_leduc.txt")["curves"].items():
+        ax.plot(
+            *zip(*curve, strict=True),
+            label=name.replace("ours/", ""),
+            linestyle="--" if name == "OS-BR" else "-",
+        )
+    ax.set(title="league_leduc.yaml: exact NashConv", xlabel="seconds", ylabel="NashConv", yscale="log")
+    for ax, name, title in (
+        (axes[1, 1], "psro_kuhn_run", "psro_kuhn.yaml: exact NashConv"),
+        (axes[1, 2], "psro_leduc_run", "psro_leduc.yaml: exact NashConv"),
+    ):
+        records = read_generations(DATA / name)
+        ax.plot(
+            [r["wall_s"] for r in records], [max(meta_nash_conv(r) or 0.0, 1e-4) for r in records], marker="."
+        )
+        ax.set(title=title, xlabel="seconds", ylabel="NashConv", yscale="log")
+    for ax in axes.flat:
+        ax.title.set_fontsize(9)
+        ax.tick_params(labelsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
 
 
 def _minutes(seconds: float) -> str:
@@ -539,8 +781,18 @@ def render_resume_long_run(data: Path) -> str:
 
 
 FIGURES = (
+    Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
+    Figure("results_kuhn", "results.md", "league_quality_kuhn.txt", render_results_kuhn),
+    Figure("results_leduc", "results.md", "league_quality_leduc.txt", render_results_leduc),
+    Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_results_psro_kuhn),
+    Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_results_psro_leduc),
+    Figure("results_recall", "results.md", "league_recall_run", render_results_recall),
     Figure("league_run_table", "league.md", "league_run", render_league_run_table),
     Figure("league_run_console", "quickstart.md", "league_run", render_league_run_console),
+    Figure("league_run_final", "quickstart.md", "league_run", render_league_run_final),
+    Figure(
+        "league_run_headline_screenshot", "quickstart.md", "league_run", render_league_run_headline_screenshot
+    ),
     Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
@@ -770,6 +1022,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stale else 0
     for f in figures:
         print(f"{'rewrote' if write(f) else 'unchanged'}: {f.name} (docs/{f.doc})")
+    if not only or any(f.doc == "results.md" for f in figures):
+        print(f"drew {plot_results().relative_to(ROOT)}")
     return 0
 
 
