@@ -359,3 +359,12 @@ def test_every_place_naming_the_support_accounts_for_all_its_mass() -> None:
         "15 of 55 members in the support" in bar_title
         and f"7 more support members hold {left_out:.3f}" in bar_title
     )
+
+
+def test_a_probe_of_a_wide_meta_strategy_counts_the_mass_it_does_not_name() -> None:
+    from light_league.evaluation.probe import ProbeResult
+    from light_league.exploit import summary_line
+
+    weights = {"a": 0.5, "b": 0.2, "c": 0.1, "d": 0.1, "e": 0.06, "f": 0.04}
+    result = ProbeResult("meta", 3, weights, 1000, 64, 0.1, [0.0, 0.2], 0.55, [0.5, 0.6], None, None, 0, 1.0)
+    assert "(generation 3: a 0.500, b 0.200, c 0.100 and 3 more holding 0.200)" in summary_line(result, Path("x"))
