@@ -171,7 +171,10 @@ def render_league_run_table(data: Path) -> str:
         newest = {k: v for k, v in vs[r["generation"]].items() if k.startswith("main_agent")}
         main, rates = next(iter(newest.items())) if newest else ("-", {})
         support = sorted(((p, a) for a, p in r["meta_strategy"].items() if p >= 0.05), reverse=True)
-        mixture = ", ".join(f"{a} {p:.2f}" for p, a in support)
+        rest = sum(r["meta_strategy"].values()) - sum(p for p, _ in support)
+        mixture = ", ".join(f"{a} {p:.2f}" for p, a in support) + (
+            f"; the rest {rest:.2f}" if rest >= 0.005 else ""
+        )
         cells = [
             str(r["generation"]),
             f"{r['wall_s']:.0f}",
@@ -219,9 +222,10 @@ def render_league_run_screenshot(data: Path) -> str:
     return (
         f"(Generation {snapshot.generation} of the `league.yaml` run in [league.md](league.md), "
         f"{snapshot.size} members, TensorBoard at its default settings in headless Chromium, 1000 x 900 CSS "
-        "pixels: `python tools/regenerate_docs.py --capture league_run RUN_DIR` and "
-        "`python tools/tensorboard_screenshot.py RUN_DIR --height 900` on the same run (`--relog` draws a "
-        "run made before the current charts anew from its payoff files). The heatmap shows "
+        "pixels at device scale 1: `python tools/regenerate_docs.py --capture league_run RUN_DIR` and "
+        "`python tools/tensorboard_screenshot.py RUN_DIR --relog --height 900` on the same run (`--relog` "
+        "draws its payoff files anew with the current charts). At this card size the heatmap's names "
+        "are small; the payoff table in the *Text* tab reads at 15 columns. The heatmap shows "
         "the focus: the meta-strategy's support is "
         + ", ".join(f"`{a}` {p:.2f}" for p, a in support)
         + (f", and the row of the newest main snapshot `{newest[0]}` gives its win rate" if newest else "")

@@ -411,21 +411,22 @@ def payoff_heatmap_figure(snapshot: PayoffSnapshot) -> Figure:
         f"all {k} members"
         if k == snapshot.size
         else f"{k} of {snapshot.size} members: baselines, meta-strategy support, newest"
-        + _left_out(snapshot, shown)
+        + _left_out(snapshot, shown, "\n")
     )
     fig: Figure = ax.figure  # type: ignore[assignment]
     _title(fig, f"Generation {snapshot.generation}: win rate of row vs column\n{part}")
     return fig
 
 
-def _left_out(snapshot: PayoffSnapshot, shown: list[int]) -> str:
-    """``; 7 more support members hold 0.154`` for the meta-strategy support left out of ``shown``."""
+def _left_out(snapshot: PayoffSnapshot, shown: list[int], before: str = "; ") -> str:
+    """``7 more support members hold 0.154`` after ``before`` for the meta-strategy support left
+    out of ``shown`` (empty when none is)."""
     kept = set(shown)
     out = [i for i in range(snapshot.size) if i not in kept and snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS]
     if not out:
         return ""
     mass = float(snapshot.meta_strategy[out].sum())
-    return f"; {len(out)} more support member{'s' if len(out) > 1 else ''} hold{'' if len(out) > 1 else 's'} {mass:.3f}"
+    return f"{before}{len(out)} more support member{'s' if len(out) > 1 else ''} hold{'' if len(out) > 1 else 's'} {mass:.3f}"
 
 
 def _title(fig: Figure, text: str) -> None:
@@ -445,7 +446,7 @@ def _square_axes(labels: list[str], fontsize: float) -> Axes:
 
     k = max(len(labels), 1)
     margin = _text_px(labels, fontsize) + 10
-    top, right = 42.0, 62.0
+    top, right = 56.0, 62.0  # three lines of title
     cell = min((IMAGE_WIDTH_PX - margin - right) / k, 44.0)
     height = top + margin + cell * k
     fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, height / _DPI), dpi=_DPI)
@@ -520,7 +521,7 @@ def meta_strategy_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     bars = _meta_bars(snapshot)
     newest = set(newest_snapshots(snapshot.agent_ids, snapshot.roles))
     labels = [snapshot.agent_ids[i] + (" (newest)" if i in newest else "") for i in bars]
-    left, top, bottom = _text_px(labels, 8) + 10, 42.0, 40.0
+    left, top, bottom = _text_px(labels, 8) + 10, 56.0, 40.0  # three lines of title
     height = top + bottom + 22.0 * len(bars)
     fig = Figure(figsize=(IMAGE_WIDTH_PX / _DPI, height / _DPI), dpi=_DPI)
     ax = fig.add_axes(
@@ -546,7 +547,7 @@ def meta_strategy_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     rest = snapshot.size - len(bars)
     shown_support = sum(1 for i in bars if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS)
     if support > shown_support:
-        note = f"; the {shown_support} largest shown" + _left_out(snapshot, bars)
+        note = f"; the {shown_support} largest shown" + _left_out(snapshot, bars, "\n")
     else:
         note = f"; {rest} others (mass 0) not shown" if rest else ""
     _title(
