@@ -452,6 +452,12 @@ def leduc_quality(data: Path) -> dict[str, Any]:
     }
 
 
+def _bench_provenance(data: Path) -> str:
+    """``Command: `...`, <date; machine; versions>.`` from a bench file's header lines."""
+    intro = render_bench_text(data).split(":\n\n```", 1)[0]
+    return intro.rstrip(".") + "."
+
+
 def render_results_battalion(data: Path) -> str:
     """league.yaml over its seeds, from league_quality_battalion.txt."""
     q = battalion_quality(data)
@@ -463,7 +469,7 @@ def render_results_battalion(data: Path) -> str:
         f"on 2 cores, measured {q['date']}). The newest main agent, replayed against `scripted_l5` over 512 "
         f"games: at its best generation {best}; at the last generation {last}. It reaches the strongest "
         "script's level, an even game, and does not beat it. "
-        f"Source: `docs/data/{data.name}`."
+        f"Source: `docs/data/{data.name}`. {_bench_provenance(data)}"
     )
 
 
@@ -476,7 +482,7 @@ def render_results_kuhn(data: Path) -> str:
         "Measured with the config of that date, whose payoffs came from the exact game and whose "
         "headline was the Nash mixture; the shipped file now plays its evaluation games and reports the "
         "newest main agent's and the meta-strategy's NashConv (renew with the command in the file's "
-        f"first line). Source: `docs/data/{data.name}`."
+        f"first line). Source: `docs/data/{data.name}`. {_bench_provenance(data)}"
     )
 
 
@@ -491,7 +497,8 @@ def render_results_leduc(data: Path) -> str:
         f"{marks}; OpenSpiel's PSRO with exact best responses (OS-BR) on the same clock stays above it "
         "from 60 s on. Measured with the config of that date (exact payoffs; the least exploitable "
         "mixture as its output); the shipped file now plays its evaluation games and reports the newest "
-        f"main agent's and the meta-strategy's NashConv. Source: `docs/data/{data.name}`."
+        f"main agent's and the meta-strategy's NashConv. Source: `docs/data/{data.name}`. "
+        + _bench_provenance(data)
     )
 
 

@@ -19,11 +19,11 @@ PACKAGE = "light_league"
 
 #: the layers, lowest first: a module may import from its own layer and the ones below it. A
 #: module belongs to the layer of the longest prefix that names it (``tracking.config`` is in
-#: "data", the rest of ``tracking`` in "components").
+#: "data", the rest of ``tracking``, the console that renders payoff snapshots too, in "components").
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # plain values, seeds, errors, config sections, files and the plugin resolver
     ("foundation", ("", "errors", "types", "seeding", "config_base", "plugins", "utils", "run_dir")),
-    # the meta-game math, the population, buffers and servers, executors, console output
+    # the meta-game math, the population, buffers and servers, executors
     (
         "data",
         (
@@ -33,7 +33,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "data_buffer",
             "execution",
             "tracking.config",
-            "tracking.console",
             "tracking.board",
         ),
     ),
@@ -46,7 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the experiment config, assembled from every component's section
     ("config", ("config", "config_docs")),
     # wiring, checkpointing and the generation loop
-    ("run", ("build", "learner_kinds", "checkpoint", "runner", "run_reader", "exploit")),
+    ("run", ("build", "learner_kinds", "checkpoint", "runner", "run_reader", "exploit", "pit", "export")),
     # the command line
     ("cli", ("cli",)),
 ]
