@@ -39,6 +39,7 @@ TINY = [
         for end in ("min", "max")
     ),
     "evaluation.episodes_per_pair=2",
+    "evaluation.baselines=[random]",  # the scripted levels the commands name are the env's fixed policies
     "execution.num_workers=1",
     "execution.envs_per_worker=8",
     "execution.steps_per_call=32",
@@ -213,5 +214,5 @@ def test_export_of_a_baseline_or_an_unknown_member_is_one_line(
         and "has no member 'main_agent_0-v17'" in err
         and not (tmp_path / "x.pt2").exists()
     )
-    assert main(["export", run, "scripted_l5", "--out", str(tmp_path / "x.pt2")]) == 2
+    assert main(["export", run, "random", "--out", str(tmp_path / "x.pt2")]) == 2
     assert "is a fixed policy of env battalion (a baseline)" in capsys.readouterr().err
