@@ -502,28 +502,6 @@ def render_results_leduc(data: Path) -> str:
     )
 
 
-def render_results_psro_kuhn(data: Path) -> str:
-    records = read_generations(data)
-    last = records[-1]
-    return (
-        f"1 seed (exact best responses and exact payoffs: the run is deterministic): exact NashConv "
-        f"{fraction(meta_nash_conv(last))} at generation {last['generation']}, {last['wall_s']:.0f} s after the "
-        f"start. {_provenance(data)}"
-    )
-
-
-def render_results_psro_leduc(data: Path) -> str:
-    records = read_generations(data)
-    reached = next((r for r in records if (meta_nash_conv(r) or 1.0) <= 0.1), None)
-    at = (
-        f"exact NashConv {fraction(meta_nash_conv(reached))} at generation {reached['generation']}, "
-        f"{reached['wall_s']:.0f} s after the start"
-        if reached
-        else f"exact NashConv {fraction(meta_nash_conv(records[-1]))} at the end"
-    )
-    return f"1 seed, run with `stop.target_nash_conv=0.1`: {at}. {_provenance(data)}"
-
-
 def render_results_recall(data: Path) -> str:
     records = read_generations(data)
     rates = [e.get("win_rate") for r in records for e in r.get("newest", []) if e["role"] == "main_agent"]
@@ -795,8 +773,8 @@ FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
     Figure("results_kuhn", "results.md", "league_quality_kuhn.txt", render_results_kuhn),
     Figure("results_leduc", "results.md", "league_quality_leduc.txt", render_results_leduc),
-    Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_results_psro_kuhn),
-    Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_results_psro_leduc),
+    Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
+    Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
     Figure("results_recall", "results.md", "league_recall_run", render_results_recall),
     Figure("league_run_table", "league.md", "league_run", render_league_run_table),
     Figure("league_run_console", "quickstart.md", "league_run", render_league_run_console),
