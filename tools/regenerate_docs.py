@@ -557,11 +557,13 @@ def plot_results(path: Path = RESULTS_PLOT) -> Path:
     ax.set(title="league_kuhn.yaml: exact NashConv", xlabel="generation", ylabel="NashConv", yscale="log")
     ax = axes[1, 0]
     for name, curve in leduc_quality(DATA / "league_quality_leduc.txt")["curves"].items():
+        label = "OS-BR" if name == "OS-BR" else name.replace("ours/", "") + ", exact payoffs"
         ax.plot(
-            *zip(*curve, strict=True),
-            label=name.replace("ours/", ""),
-            linestyle="--" if name == "OS-BR" else "-",
+            *zip(*curve, strict=True), label=label, linestyle="--" if name == "OS-BR" else "-", linewidth=0.8
         )
+    leduc = read_generations(DATA / "league_leduc_run")
+    for key, label in (("main_nash_conv", "main agent"), ("meta_nash_conv", "meta-strategy")):
+        ax.plot([r["wall_s"] for r in leduc], [r[key] for r in leduc], label=f"s0, {label}", linewidth=1.6)
     ax.set(title="league_leduc.yaml: exact NashConv", xlabel="seconds", ylabel="NashConv", yscale="log")
     for ax, name, title in (
         (axes[1, 1], "psro_kuhn_run", "psro_kuhn.yaml: exact NashConv"),
@@ -772,6 +774,7 @@ def render_resume_long_run(data: Path) -> str:
 FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
     Figure("results_kuhn", "results.md", "league_quality_kuhn.txt", render_results_kuhn),
+    Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "league_quality_leduc.txt", render_results_leduc),
     Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
