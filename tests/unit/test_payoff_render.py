@@ -367,4 +367,6 @@ def test_a_probe_of_a_wide_meta_strategy_counts_the_mass_it_does_not_name() -> N
 
     weights = {"a": 0.5, "b": 0.2, "c": 0.1, "d": 0.1, "e": 0.06, "f": 0.04}
     result = ProbeResult("meta", 3, weights, 1000, 64, 0.1, [0.0, 0.2], 0.55, [0.5, 0.6], None, None, 0, 1.0)
-    assert "(generation 3: a 0.500, b 0.200, c 0.100 and 3 more holding 0.200)" in summary_line(result, Path("x"))
+    assert "(generation 3: a 0.500, b 0.200, c 0.100 and 3 more holding 0.200)" in summary_line(
+        result, Path("x")
+    )
