@@ -40,7 +40,7 @@ Data sets and how to renew them:
   docs/data/adaptive_evaluation_reference.json --cache CACHE --out docs/data/adaptive_evaluation.txt``
   (the ``league_run`` run; the reference table is read from its file when it is there), then
   ``python tools/regenerate_docs.py --only adaptive_evaluation``; ``adaptive_evaluation_before``
-  is the same bench on the allocation before it was changed (see docs/benchmarks.md).
+  is the same bench on the allocation before it was changed (see docs/notes/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -787,142 +787,202 @@ FIGURES = (
     ),
     Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
-    Figure("tensorboard_cost", "benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
-    Figure("league_quality_kuhn", "benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
-    Figure("league_quality_leduc", "benchmarks.md", "league_quality_leduc.txt", render_bench_text),
+    Figure("tensorboard_cost", "notes/benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
+    Figure("league_quality_kuhn", "notes/benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
+    Figure("league_quality_leduc", "notes/benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
-    Figure("league_quality_battalion", "benchmarks.md", "league_quality_battalion.txt", render_bench_text),
-    Figure("tuning_kuhn", "tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
-    Figure("tuning_battalion_headroom", "tuning.md", "tuning/battalion_headroom.txt", render_bench_text),
-    Figure("tuning_battalion_direct_aim", "tuning.md", "tuning/battalion_direct_aim.txt", render_bench_text),
+    Figure(
+        "league_quality_battalion", "notes/benchmarks.md", "league_quality_battalion.txt", render_bench_text
+    ),
+    Figure("tuning_kuhn", "notes/tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
+    Figure(
+        "tuning_battalion_headroom", "notes/tuning.md", "tuning/battalion_headroom.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_battalion_direct_aim", "notes/tuning.md", "tuning/battalion_direct_aim.txt", render_bench_text
+    ),
     Figure(
         "tuning_battalion_best_response_long",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/battalion_best_response_long.txt",
         render_bench_text,
     ),
     Figure(
         "tuning_battalion_league_before_aim",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/battalion_league_before_aim.txt",
         render_bench_text,
     ),
-    Figure("tuning_kuhn_seeds", "tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
-    Figure("tuning_leduc", "tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
-    Figure("tuning_leduc_long_schedule", "tuning.md", "tuning/leduc_long_schedule.txt", render_bench_text),
-    Figure("tuning_leduc_main_vs_nash", "tuning.md", "tuning/leduc_main_vs_nash.txt", render_bench_text),
+    Figure("tuning_kuhn_seeds", "notes/tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
+    Figure("tuning_leduc", "notes/tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
+    Figure(
+        "tuning_leduc_long_schedule", "notes/tuning.md", "tuning/leduc_long_schedule.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_leduc_main_vs_nash", "notes/tuning.md", "tuning/leduc_main_vs_nash.txt", render_bench_text
+    ),
     Figure(
         "tuning_leduc_two_league_exploiters",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/leduc_two_league_exploiters.txt",
         render_bench_text,
     ),
     Figure(
-        "tuning_leduc_long_exploiters", "tuning.md", "tuning/leduc_long_exploiters.txt", render_bench_text
+        "tuning_leduc_long_exploiters",
+        "notes/tuning.md",
+        "tuning/leduc_long_exploiters.txt",
+        render_bench_text,
     ),
     Figure(
         "tuning_leduc_long_sharp_exploiters",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/leduc_long_sharp_exploiters.txt",
         render_bench_text,
     ),
-    Figure("tuning_leduc_long_sharp_ab", "tuning.md", "tuning/leduc_long_sharp_ab.txt", render_bench_text),
     Figure(
-        "tuning_leduc_no_exploiters_ab", "tuning.md", "tuning/leduc_no_exploiters_ab.txt", render_bench_text
+        "tuning_leduc_long_sharp_ab", "notes/tuning.md", "tuning/leduc_long_sharp_ab.txt", render_bench_text
     ),
     Figure(
-        "tuning_leduc_br_quality_fresh", "tuning.md", "tuning/leduc_br_quality_fresh.txt", render_bench_text
+        "tuning_leduc_no_exploiters_ab",
+        "notes/tuning.md",
+        "tuning/leduc_no_exploiters_ab.txt",
+        render_bench_text,
     ),
     Figure(
-        "tuning_leduc_br_quality_main", "tuning.md", "tuning/leduc_br_quality_main.txt", render_bench_text
+        "tuning_leduc_br_quality_fresh",
+        "notes/tuning.md",
+        "tuning/leduc_br_quality_fresh.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_leduc_br_quality_main",
+        "notes/tuning.md",
+        "tuning/leduc_br_quality_main.txt",
+        render_bench_text,
     ),
     Figure(
         "tuning_leduc_long_kuhn_exploiters",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/leduc_long_kuhn_exploiters.txt",
         render_bench_text,
     ),
     Figure(
         "tuning_leduc_least_exploitable_ab",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/leduc_least_exploitable_ab.txt",
         render_bench_text,
     ),
-    Figure("tuning_leduc_output_posthoc", "tuning.md", "tuning/leduc_output_posthoc.txt", render_bench_text),
-    Figure("tuning_leduc_long_seeds9_11", "tuning.md", "tuning/leduc_long_seeds9_11.txt", render_bench_text),
+    Figure(
+        "tuning_leduc_output_posthoc", "notes/tuning.md", "tuning/leduc_output_posthoc.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_leduc_long_seeds9_11", "notes/tuning.md", "tuning/leduc_long_seeds9_11.txt", render_bench_text
+    ),
     Figure(
         "tuning_leduc_long_seeds9_11_wallclock",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/leduc_long_seeds9_11_wallclock.txt",
         render_bench_text,
     ),
     Figure(
-        "tuning_leduc_long_seeds12_14", "tuning.md", "tuning/leduc_long_seeds12_14.txt", render_bench_text
+        "tuning_leduc_long_seeds12_14",
+        "notes/tuning.md",
+        "tuning/leduc_long_seeds12_14.txt",
+        render_bench_text,
     ),
     Figure(
-        "tuning_leduc_sharp_seeds15_17", "tuning.md", "tuning/leduc_sharp_seeds15_17.txt", render_bench_text
+        "tuning_leduc_sharp_seeds15_17",
+        "notes/tuning.md",
+        "tuning/leduc_sharp_seeds15_17.txt",
+        render_bench_text,
     ),
     Figure(
         "tuning_leduc_sharp_reset_seeds18_20",
-        "tuning.md",
+        "notes/tuning.md",
         "tuning/leduc_sharp_reset_seeds18_20.txt",
         render_bench_text,
     ),
-    Figure("tuning_battalion", "tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
-    Figure("tuning_battalion_ladder", "tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
-    Figure("tuning_battalion_direct", "tuning.md", "tuning/battalion_direct.txt", render_bench_text),
-    Figure("tuning_battalion_league", "tuning.md", "tuning/battalion_league_variants.txt", render_bench_text),
+    Figure("tuning_battalion", "notes/tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
+    Figure("tuning_battalion_ladder", "notes/tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
+    Figure("tuning_battalion_direct", "notes/tuning.md", "tuning/battalion_direct.txt", render_bench_text),
     Figure(
-        "tuning_battalion_screen_s0", "tuning.md", "tuning/battalion_direct_screen_s0.txt", render_bench_text
+        "tuning_battalion_league",
+        "notes/tuning.md",
+        "tuning/battalion_league_variants.txt",
+        render_bench_text,
     ),
     Figure(
-        "tuning_battalion_screen_s2", "tuning.md", "tuning/battalion_direct_screen_s2.txt", render_bench_text
+        "tuning_battalion_screen_s0",
+        "notes/tuning.md",
+        "tuning/battalion_direct_screen_s0.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_battalion_screen_s2",
+        "notes/tuning.md",
+        "tuning/battalion_direct_screen_s2.txt",
+        render_bench_text,
     ),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
     Figure("league_recall_run", "mappo.md", "league_recall_run", render_league_recall_run),
     Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),
     Figure("league_leduc_run_quickstart", "quickstart.md", "league_leduc_run", render_league_leduc_duration),
     Figure("league_leduc_run", "league.md", "league_leduc_run", render_league_leduc_run),
-    Figure("env_throughput", "benchmarks.md", "bench/env_throughput.txt", render_env_throughput),
-    Figure("rollout_throughput", "benchmarks.md", "bench/rollout_throughput.txt", render_rollout_throughput),
-    Figure("league_scale", "benchmarks.md", "bench/league_scale.txt", render_bench_text),
-    Figure("league_throughput", "benchmarks.md", "bench/league_throughput.txt", render_league_throughput),
+    Figure("env_throughput", "notes/benchmarks.md", "bench/env_throughput.txt", render_env_throughput),
     Figure(
-        "population_rollout_leduc", "benchmarks.md", "bench/population_rollout_leduc.txt", render_bench_text
+        "rollout_throughput", "notes/benchmarks.md", "bench/rollout_throughput.txt", render_rollout_throughput
+    ),
+    Figure("league_scale", "notes/benchmarks.md", "bench/league_scale.txt", render_bench_text),
+    Figure(
+        "league_throughput", "notes/benchmarks.md", "bench/league_throughput.txt", render_league_throughput
+    ),
+    Figure(
+        "population_rollout_leduc",
+        "notes/benchmarks.md",
+        "bench/population_rollout_leduc.txt",
+        render_bench_text,
     ),
     Figure(
         "population_rollout_battalion",
-        "benchmarks.md",
+        "notes/benchmarks.md",
         "bench/population_rollout_battalion.txt",
         render_bench_text,
     ),
-    Figure("nash_solver", "benchmarks.md", "bench/nash_solver.txt", render_bench_text),
-    Figure("exploitability_psro_kuhn", "benchmarks.md", "exploitability/psro_kuhn.txt", render_bench_text),
+    Figure("nash_solver", "notes/benchmarks.md", "bench/nash_solver.txt", render_bench_text),
+    Figure(
+        "exploitability_psro_kuhn", "notes/benchmarks.md", "exploitability/psro_kuhn.txt", render_bench_text
+    ),
     Figure(
         "exploitability_psro_leduc_solvers",
-        "benchmarks.md",
+        "notes/benchmarks.md",
         "exploitability/psro_leduc_solvers.txt",
         render_bench_text,
     ),
-    Figure("psro_leduc_run", "benchmarks.md", "psro_leduc_run", render_psro_leduc_run),
+    Figure("psro_leduc_run", "notes/benchmarks.md", "psro_leduc_run", render_psro_leduc_run),
     Figure(
-        "exploitability_league_leduc", "benchmarks.md", "exploitability/league_leduc.txt", render_bench_text
+        "exploitability_league_leduc",
+        "notes/benchmarks.md",
+        "exploitability/league_leduc.txt",
+        render_bench_text,
     ),
     Figure(
         "exploitability_league_leduc_solvers",
-        "benchmarks.md",
+        "notes/benchmarks.md",
         "exploitability/league_leduc_solvers.txt",
         render_bench_text,
     ),
-    Figure("resume_long_run", "benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
+    Figure("resume_long_run", "notes/benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
     Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
     Figure("recurrent_memory", "mappo.md", "bench/recurrent_memory.txt", render_recurrent_memory),
     Figure("recurrent_throughput", "mappo.md", "bench/recurrent_throughput.txt", render_recurrent_throughput),
     Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
     Figure("meta_stability_budget", "league.md", "bench/meta_stability_budget.txt", render_bench_text),
-    Figure("adaptive_evaluation", "benchmarks.md", "adaptive_evaluation.txt", render_bench_text),
+    Figure("adaptive_evaluation", "notes/benchmarks.md", "adaptive_evaluation.txt", render_bench_text),
     Figure(
-        "adaptive_evaluation_before", "benchmarks.md", "adaptive_evaluation_before.txt", render_bench_text
+        "adaptive_evaluation_before",
+        "notes/benchmarks.md",
+        "adaptive_evaluation_before.txt",
+        render_bench_text,
     ),
 )
 CAPTURES = {

@@ -12,7 +12,11 @@ from light_league import config_docs
 from light_league.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+DOCS = (
+    sorted((ROOT / "docs").glob("*.md"))
+    + sorted((ROOT / "docs" / "notes").glob("*.md"))
+    + [ROOT / "README.md"]
+)
 
 
 def test_configuration_reference_is_generated_from_the_config_classes() -> None:
@@ -78,3 +82,29 @@ def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
                 assert stripped in source, (
                     f"docs/plugins.md shows a line not in examples/my_scheduler.py or historical_exploiter.py: {stripped}"
                 )
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub writes it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_relative_link_in_the_docs_resolves() -> None:
+    """Every ``[text](path#anchor)`` outside code blocks names a file that exists and, for a
+    markdown file, a heading it has (the lab notebooks moved under docs/notes/ with their links)."""
+    pages = [*DOCS, ROOT / "CHANGELOG.md", ROOT / "bench" / "README.md"]
+    broken = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and linked.suffix == ".md":
+                body = re.sub(r"```.*?```", "", linked.read_text(encoding="utf-8"), flags=re.S)
+                if anchor not in {_slug(h) for h in re.findall(r"^#+ (.*)$", body, flags=re.M)}:
+                    broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
