@@ -789,6 +789,9 @@ FIGURES = (
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("tensorboard_cost", "notes/benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
     Figure("league_quality_kuhn", "notes/benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
+    Figure(
+        "exploitability_league_kuhn", "notes/benchmarks.md", "exploitability/league_kuhn.txt", render_bench_text
+    ),
     Figure("league_quality_leduc", "notes/benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
     Figure(
