@@ -473,33 +473,59 @@ def render_results_battalion(data: Path) -> str:
     )
 
 
-def render_results_kuhn(data: Path) -> str:
-    q = kuhn_quality(data)
+def poker_curves(data: Path) -> dict[str, Any]:
+    """An ``exploitability_per_minute.py`` output over seeds: each curve's (seconds, NashConv)
+    points, the wall-time marks and, per method (``ours main``, ``ours meta``), the mean / worst
+    NashConv at each mark, the stability and the marks below OS-BR."""
+    text = data.read_text(encoding="utf-8")
+    curves = {
+        m[1]: [(float(t), float(v)) for t, v in re.findall(r"\(([\d.]+)s, ([\d.]+)\)", m[2])]
+        for m in re.finditer(r"^\s+(ours \w+/s\d+|OS-BR): (.*)$", text, re.M)
+    }
+    head = re.search(r"^method\s+seeds\s+(.*?)\s+stability", text, re.M)
+    marks = re.findall(r"([\d.]+ s) mean / worst", head[1]) if head else []
+    methods = {}
+    for m in re.finditer(r"^(ours \w+)\s+(\d+)\s+(.*?)\s+([\d.]+|—)\s+(\d+ of \d+|—)$", text, re.M):
+        methods[m[1]] = {
+            "seeds": int(m[2]),
+            "marks": [tuple(c.split(" / ")) if c != "—" else None for c in re.split(r"\s{2,}", m[3].strip())],
+            "stability": m[4],
+            "below_os_br": m[5],
+        }
+    return {"date": _header_date(text), "curves": curves, "marks": marks, "methods": methods}
+
+
+def _poker_results(data: Path, minutes: int) -> str:
+    q = poker_curves(data)
+    parts = []
+    for method, label in (("ours main", "newest main agent"), ("ours meta", "meta-strategy")):
+        row = q["methods"].get(method)
+        if row is None:
+            continue
+        shown = [(t, mw) for t, mw in zip(q["marks"], row["marks"], strict=True)][-3:]
+        parts.append(f"{label} " + ", ".join(f"{t} {m} / {w}" for t, (m, w) in shown))
+    seeds = next(iter(q["methods"].values()))["seeds"] if q["methods"] else 0
+    os_br = q["curves"].get("OS-BR", [])
+    last = [v for t, v in os_br if t <= 60.0 * minutes][-1:] if os_br else []
     return (
-        f"{len(q['generations'])} seeds, 2 minutes each ({_span(q['generations'], '{:.0f}')} "
-        f"generations; measured {q['date']}): exact NashConv {_span(q['at_60'], '{:.4f}')} at 60 s and "
-        f"{_span(q['at_120'], '{:.4f}')} at 120 s; first at most 0.005 after {_span(q['first_s'], '{:.0f}')} s. "
-        "Measured with the config of that date, whose payoffs came from the exact game and whose "
-        "headline was the Nash mixture; the shipped file now plays its evaluation games and reports the "
-        "newest main agent's and the meta-strategy's NashConv (renew with the command in the file's "
-        f"first line). Source: `docs/data/{data.name}`. {_bench_provenance(data)}"
+        f"{seeds} seeds, {minutes} minutes each, payoffs from played games (measured {q['date']}): exact "
+        f"NashConv, mean / worst seed, of the "
+        + "; of the ".join(parts)
+        + (
+            f". OpenSpiel's PSRO with exact best responses (OS-BR), same clock: {last[0]:.3f} at its last point"
+            if last
+            else ""
+        )
+        + f". Source: `docs/data/{data.relative_to(DATA)}`. {_bench_provenance(data)}"
     )
+
+
+def render_results_kuhn(data: Path) -> str:
+    return _poker_results(data, 2)
 
 
 def render_results_leduc(data: Path) -> str:
-    q = leduc_quality(data)
-    marks = ", ".join(
-        f"{t} {m} / {w}"
-        for t, (m, w) in zip(("30 s", "60 s", "120 s", "180 s", "300 s", "450 s", "600 s"), q["marks"])
-    )
-    return (
-        f"{q['seeds']} seeds, 10 minutes each (measured {q['date']}): exact NashConv, mean / worst seed, "
-        f"{marks}; OpenSpiel's PSRO with exact best responses (OS-BR) on the same clock stays above it "
-        "from 60 s on. Measured with the config of that date (exact payoffs; the least exploitable "
-        "mixture as its output); the shipped file now plays its evaluation games and reports the newest "
-        f"main agent's and the meta-strategy's NashConv. Source: `docs/data/{data.name}`. "
-        + _bench_provenance(data)
-    )
+    return _poker_results(data, 10)
 
 
 def render_results_recall(data: Path) -> str:
@@ -551,20 +577,15 @@ def plot_results(path: Path = RESULTS_PLOT) -> Path:
         ylabel="win rate",
         ylim=(0.4, 1),
     )
-    ax = axes[0, 2]
-    for seed, values in kuhn_quality(DATA / "league_quality_kuhn.txt")["per_generation"].items():
-        ax.plot(range(len(values)), values, marker=".", label=seed.replace("league_kuhn_", ""))
-    ax.set(title="league_kuhn.yaml: exact NashConv", xlabel="generation", ylabel="NashConv", yscale="log")
-    ax = axes[1, 0]
-    for name, curve in leduc_quality(DATA / "league_quality_leduc.txt")["curves"].items():
-        label = "OS-BR" if name == "OS-BR" else name.replace("ours/", "") + ", exact payoffs"
-        ax.plot(
-            *zip(*curve, strict=True), label=label, linestyle="--" if name == "OS-BR" else "-", linewidth=0.8
-        )
-    leduc = read_generations(DATA / "league_leduc_run")
-    for key, label in (("main_nash_conv", "main agent"), ("meta_nash_conv", "meta-strategy")):
-        ax.plot([r["wall_s"] for r in leduc], [r[key] for r in leduc], label=f"s0, {label}", linewidth=1.6)
-    ax.set(title="league_leduc.yaml: exact NashConv", xlabel="seconds", ylabel="NashConv", yscale="log")
+    for ax, name, title in (
+        (axes[0, 2], "league_kuhn.txt", "league_kuhn.yaml: exact NashConv, played payoffs"),
+        (axes[1, 0], "league_leduc.txt", "league_leduc.yaml: exact NashConv, played payoffs"),
+    ):
+        for label, curve in poker_curves(DATA / "exploitability" / name)["curves"].items():
+            style = {"linestyle": "--", "color": "grey"} if label == "OS-BR" else {}
+            color = {} if label == "OS-BR" else {"color": "C0" if " main/" in label else "C1"}
+            ax.plot(*zip(*curve, strict=True), label=label, linewidth=0.8, **style, **color)
+        ax.set(title=title, xlabel="seconds", ylabel="NashConv", yscale="log")
     for ax, name, title in (
         (axes[1, 1], "psro_kuhn_run", "psro_kuhn.yaml: exact NashConv"),
         (axes[1, 2], "psro_leduc_run", "psro_leduc.yaml: exact NashConv"),
@@ -773,9 +794,9 @@ def render_resume_long_run(data: Path) -> str:
 
 FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
-    Figure("results_kuhn", "results.md", "league_quality_kuhn.txt", render_results_kuhn),
+    Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
-    Figure("results_leduc", "results.md", "league_quality_leduc.txt", render_results_leduc),
+    Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
     Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
     Figure("results_recall", "results.md", "league_recall_run", render_results_recall),
@@ -790,7 +811,10 @@ FIGURES = (
     Figure("tensorboard_cost", "notes/benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
     Figure("league_quality_kuhn", "notes/benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
     Figure(
-        "exploitability_league_kuhn", "notes/benchmarks.md", "exploitability/league_kuhn.txt", render_bench_text
+        "exploitability_league_kuhn",
+        "notes/benchmarks.md",
+        "exploitability/league_kuhn.txt",
+        render_bench_text,
     ),
     Figure("league_quality_leduc", "notes/benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
@@ -1027,13 +1051,28 @@ def rendered(figure: Figure, data: Path = DATA) -> str:
     return figure.render(path).rstrip("\n") + "\n"
 
 
+def header(figure: Figure) -> str:
+    """The block's opening line, naming the data set it is drawn from."""
+    return (
+        f"<!-- figure {figure.name}: generated by tools/regenerate_docs.py from docs/data/{figure.data}; "
+        "do not edit -->\n"
+    )
+
+
+def stale(figure: Figure, docs: Path = DOCS, data: Path = DATA) -> bool:
+    """True when the block's body or its opening line differs from what the data set gives."""
+    text = (docs / figure.doc).read_text(encoding="utf-8")
+    match = _block(figure.name).search(text)
+    return match is None or match[1] != header(figure) or match[2] != rendered(figure, data)
+
+
 def write(figure: Figure, docs: Path = DOCS, data: Path = DATA) -> bool:
     """Rewrite ``figure``'s block; True when it changed."""
     current(figure, docs)  # the block must exist
     path = docs / figure.doc
     text = path.read_text(encoding="utf-8")
     body = rendered(figure, data)
-    new = _block(figure.name).sub(lambda m: m[1] + body + m[3], text, count=1)
+    new = _block(figure.name).sub(lambda m: header(figure) + body + m[3], text, count=1)
     if new != text:
         path.write_text(new, encoding="utf-8")
     return new != text
@@ -1071,10 +1110,10 @@ def main(argv: list[str] | None = None) -> int:
         only = only or [name]
     figures = selected(only)
     if args.check:
-        stale = [f.name for f in figures if current(f) != rendered(f)]
-        for name in stale:
+        old = [f.name for f in figures if current(f) is not None and stale(f)]
+        for name in old:
             print(f"stale: {name}; run python tools/regenerate_docs.py --only {name}")
-        return 1 if stale else 0
+        return 1 if old else 0
     for f in figures:
         print(f"{'rewrote' if write(f) else 'unchanged'}: {f.name} (docs/{f.doc})")
     if not only or any(f.doc == "results.md" for f in figures):
