@@ -648,6 +648,45 @@ def render_bench_text(data: Path) -> str:
     return intro + ":\n\n```\n" + "\n".join(body) + "\n```"
 
 
+def render_probe_validity(data: Path) -> str:
+    """``bench/probe_validity.py``: the verdicts against the probe's bars, then its output."""
+    text = data.read_text(encoding="utf-8")
+    median = re.search(r"median share of the best response's payoff \(probe exact\): ([\d.-]+)", text)
+    rho = re.search(r"Spearman rank correlation with the best response's payoff: probe exact ([\d.-]+)", text)
+    probed = re.search(r"(\d+) candidate policies from \d+ runs; (\d+) probed", text)
+    verdict = ""
+    if median and rho and probed:
+        verdict = (
+            f"Over {probed[2]} policies, the default probe reaches a median share of {float(median[1]):.2f} of the "
+            f"exact best response's payoff (bar: at least 0.70, {_met(float(median[1]) >= 0.7)}) and ranks them "
+            f"with a Spearman correlation of {float(rho[1]):.3f} against the exact values (bar: at least 0.9, "
+            f"{_met(float(rho[1]) >= 0.9)}). "
+        )
+    return verdict + render_bench_text(data)
+
+
+def render_probe_league(data: Path) -> str:
+    """``bench/probe_league.py --credibility``: the credibility verdicts, the probe's seconds, then its
+    output."""
+    text = data.read_text(encoding="utf-8")
+    bars = {"random": 0.9, "scripted_l1": 0.9, "generation 0's main agent": 0.9, "scripted_l5": 0.52}
+    parts = []
+    for label, bar in bars.items():
+        m = re.search(rf"^\s+{re.escape(label)}\s+([\d.]+) \[", text, re.M)
+        if m:
+            parts.append(f"{label} {float(m[1]):.3f} (bar {bar}, {_met(float(m[1]) >= bar)})")
+    seconds = re.search(r"; (\d+)-(\d+) s per probe", text)
+    out = ""
+    if parts:
+        out += "The default probe's win rate against targets it should beat: " + "; ".join(parts) + ". "
+    if seconds:
+        out += (
+            f"Each probe took {seconds[1]}-{seconds[2]} s (bar: within 300 s on 2 cores, "
+            f"{_met(int(seconds[2]) <= 300)}). "
+        )
+    return out + render_bench_text(data)
+
+
 def _bench_lines(data: Path) -> list[str]:
     """The output lines of a bench's ``--out`` file (its ``# ...`` header left out)."""
     return [line for line in data.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
