@@ -223,6 +223,13 @@ def report(config: Path, readings: dict[int, dict[str, dict[str, Any]]], args: a
         f"each probe: {env_steps:,} env steps of training, {games} evaluation games; "
         f"{min(seconds):.0f}-{max(seconds):.0f} s per probe"
     )
+    for seed, per in readings.items():
+        meta = per["league meta"]
+        support = ", ".join(f"{m} {w:.2f}" for m, w in sorted(meta["weights"].items(), key=lambda kv: -kv[1]))
+        main = ", ".join(per["league main"]["weights"])
+        print(
+            f"seed {seed}: league meta-strategy at generation {meta['generation']}: {support}; newest main: {main}"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -857,6 +857,7 @@ FIGURES = (
     ),
     Figure("league_quality_leduc", "notes/benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
+    Figure("probe_validity_leduc", "evaluation.md", "bench/probe_validity_leduc.txt", render_probe_validity),
     Figure(
         "league_quality_battalion", "notes/benchmarks.md", "league_quality_battalion.txt", render_bench_text
     ),
