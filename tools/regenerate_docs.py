@@ -1016,6 +1016,7 @@ FIGURES = (
         render_bench_text,
     ),
     Figure("nash_solver", "notes/benchmarks.md", "bench/nash_solver.txt", render_bench_text),
+    Figure("probe_league", "notes/benchmarks.md", "bench/probe_league.txt", render_probe_league),
     Figure(
         "exploitability_psro_kuhn", "notes/benchmarks.md", "exploitability/psro_kuhn.txt", render_bench_text
     ),
