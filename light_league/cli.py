@@ -192,10 +192,13 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
 
 def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
     from light_league.pit import watch
+    from light_league.tracking.config import LoggingConfig
+    from light_league.tracking.console import Console
 
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
-    watch(_existing_run_dir(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, out=sys.stdout)
+    out = Console(LoggingConfig(console="plain"), file=sys.stdout)
+    watch(_existing_run_dir(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, console=out)
     return 0
 
 

@@ -9,7 +9,7 @@ snapshot can meet a scripted level the run did not use as a baseline.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from light_league.algorithms.base import Policy, hidden_dim
 from light_league.errors import LeagueError, did_you_mean
 from light_league.rollout.head_to_head import HeadToHead, head_to_head
 from light_league.run_reader import RunReader
+from light_league.tracking.console import Console
 
 
 def player(run: RunReader, name: str) -> Policy:
@@ -64,8 +65,8 @@ def pit_line(a: str, b: str, result: HeadToHead, seed: int) -> str:
     )
 
 
-def watch(run_dir: Path, a: str, b: str, *, seed: int, every: int, out: TextIO) -> dict[str, Any]:
-    """One game of ``a`` (seat 0) against ``b`` (seat 1) written to ``out``: each step's actions,
+def watch(run_dir: Path, a: str, b: str, *, seed: int, every: int, console: Console) -> dict[str, Any]:
+    """One game of ``a`` (seat 0) against ``b`` (seat 1) written to ``console``: each step's actions,
     the env's text frame (where it has one: battalion) every ``every`` steps and at the start, and
     the result. Returns ``{"steps", "outcome", "returns"}`` (``outcome``: ``a``'s, 1 win, 0.5 draw,
     0 loss)."""
@@ -82,11 +83,11 @@ def watch(run_dir: Path, a: str, b: str, *, seed: int, every: int, out: TextIO) 
     hidden = [np.zeros((len(spec.seats[s]), hidden_dim(players[s])), dtype=np.float32) for s in (0, 1)]
     index = spec.index_in_team()
     step = env.reset(seed=seed)
-    print(f"{a} (seat 0) against {b} (seat 1), env {config.env.name}, seed {seed}", file=out)
+    console.note(f"{a} (seat 0) against {b} (seat 1), env {config.env.name}, seed {seed}")
     try:
         for t in range(spec.max_steps + 1):
             if render is not None and t % every == 0:
-                print(render(0), file=out)
+                console.note(render(0))
             actions = np.zeros((1, spec.n_agents), dtype=np.int64)
             for s in (0, 1):
                 agents = np.array(spec.seats[s])
@@ -97,15 +98,14 @@ def watch(run_dir: Path, a: str, b: str, *, seed: int, every: int, out: TextIO) 
                 if step.active[0, k]
             ]
             step = env.step(actions)
-            print(f"step {t + 1}: " + ", ".join(moves), file=out)
+            console.note(f"step {t + 1}: " + ", ".join(moves))
             if step.done[0]:
                 outcome = float(step.outcome[0])
                 returns = [float(r) for r in step.seat_return[0]]
                 word = {1.0: f"{a} wins", 0.0: f"{b} wins"}.get(outcome, "a draw")
                 end = " (step limit)" if step.truncated[0] else ""
-                print(
-                    f"game over after {t + 1} steps{end}: {word}; returns {a} {returns[0]:.3f}, {b} {returns[1]:.3f}",
-                    file=out,
+                console.note(
+                    f"game over after {t + 1} steps{end}: {word}; returns {a} {returns[0]:.3f}, {b} {returns[1]:.3f}"
                 )
                 return {"steps": t + 1, "outcome": outcome, "returns": returns}
     finally:
