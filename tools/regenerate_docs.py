@@ -421,37 +421,6 @@ def battalion_quality(data: Path) -> dict[str, Any]:
     }
 
 
-def kuhn_quality(data: Path) -> dict[str, Any]:
-    """league_quality_kuhn.txt: per seed the NashConv per generation and at 60 s and 120 s."""
-    text = data.read_text(encoding="utf-8")
-    rows = re.findall(r"^league_kuhn_seed\d+\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)", text, re.M)
-    return {
-        "date": _header_date(text),
-        "per_generation": _series(text, "NashConv of the Nash mixture, per generation:"),
-        "generations": [int(r[0]) for r in rows],
-        "at_60": [float(r[1]) for r in rows],
-        "at_120": [float(r[2]) for r in rows],
-        "first_s": [float(r[3]) for r in rows],
-    }
-
-
-def leduc_quality(data: Path) -> dict[str, Any]:
-    """league_quality_leduc.txt: per seed the (seconds, NashConv) curve and the mean / worst marks."""
-    text = data.read_text(encoding="utf-8")
-    curves = {
-        m[1]: [(float(t), float(v)) for t, v in re.findall(r"\(([\d.]+)s, ([\d.]+)\)", m[2])]
-        for m in re.finditer(r"^\s+(ours/s\d+|OS-BR): (.*)$", text, re.M)
-    }
-    marks = re.search(r"^ours\s+(\d+)\s+(.*?)\s+[\d.]+\s+\d+ of \d+$", text, re.M)
-    pairs = re.findall(r"([\d.]+) / ([\d.]+)", marks[2]) if marks else []
-    return {
-        "date": _header_date(text),
-        "curves": curves,
-        "seeds": int(marks[1]) if marks else 0,
-        "marks": pairs,
-    }
-
-
 def _bench_provenance(data: Path) -> str:
     """``Command: `...`, <date; machine; versions>.`` from a bench file's header lines."""
     intro = render_bench_text(data).split(":\n\n```", 1)[0]
