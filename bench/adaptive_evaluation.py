@@ -174,7 +174,9 @@ class GameBank(RolloutManager):
     def restart(self) -> None:
         self.cursor = {}
 
-    def evaluate(self, pairings: list[tuple[str, str, int]], progress: Any = None) -> EvaluationResult:
+    def evaluate(
+        self, pairings: list[tuple[str, str, int]], progress: Any = None, *, paired: bool = False
+    ) -> EvaluationResult:
         short = []
         for a, b, n in pairings:
             need = self.cursor.get((a, b), 0) + n - len(self.outcomes.get((a, b), []))

@@ -136,7 +136,11 @@ class SyntheticGames(RolloutManager):
         self.count = 0
 
     def evaluate(
-        self, pairings: list[tuple[str, str, int]], progress: Callable[[int], None] | None = None
+        self,
+        pairings: list[tuple[str, str, int]],
+        progress: Callable[[int], None] | None = None,
+        *,
+        paired: bool = False,
     ) -> EvaluationResult:
         start = time.perf_counter()
         results = [r for a, b, n in pairings for r in self.model.games(a, b, n)]

@@ -151,8 +151,9 @@ class EpisodeLoop:
         self._hidden: np.ndarray | None = None
 
     # ------------------------------------------------------------------ helpers
-    def _restart(self) -> BatchStep:
-        seed = int(self.rng.integers(0, 2**31 - 1))
+    def _restart(self, seed: int | None = None) -> BatchStep:
+        if seed is None:
+            seed = int(self.rng.integers(0, 2**31 - 1))
         self._game_steps[:] = 0
         self._step = self.env.reset(seed=seed)
         self._hidden = None
@@ -413,29 +414,83 @@ class EpisodeLoop:
         pairings: Sequence[tuple[str, str, int]],
         *,
         max_steps: int | None = None,
+        paired: bool = False,
     ) -> EvaluationResult:
         """Play each ``(seat0_id, seat1_id, n_episodes)`` pairing for exactly ``n_episodes`` games.
 
         Games are spread over the batch; a game whose pairing has met its quota takes the next
         pairing with episodes left to start. Results are from seat 0's side.
+
+        ``paired``: where every pairing ``(a, b, n)`` comes with its mirror ``(b, a, n)``, the
+        mirrors replay the same chance: the pairings play in two passes from one reset seed, and
+        the ``k``-th game of a pairing in the first pass and of its mirror in the second start
+        from the same game seed and episode. Where an env draws its chance from those (every
+        built-in env does; :mod:`envs._rng`), ``a`` and ``b`` each play both seats of the same deal
+        or map, so the luck of the deal cancels from ``a``'s mean over both seat orders (common
+        random numbers; duplicate bridge and poker score this way). Each pass is capped at
+        ``max_steps``. Pairings without mirrors play unpaired.
         """
+        halves = mirrored_halves(pairings) if paired else None
+        if halves is None:
+            return self._play(policies, pairings, max_steps, seed=None)
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        first = self._play(policies, halves[0], max_steps, seed=seed)
+        second = self._play(policies, halves[1], max_steps, seed=seed)
+        behaviour = first.behaviour
+        for pid, beh in second.behaviour.items():
+            acts, pos = beh.arrays()
+            behaviour[pid].add(acts, pos)
+        returns = [r for r in (first.seat_returns, second.seat_returns) if r is not None]
+        return EvaluationResult(
+            first.results + second.results,
+            first.env_steps + second.env_steps,
+            behaviour,
+            np.concatenate(returns) if returns else None,
+        )
+
+    def _play(
+        self,
+        policies: Mapping[str, Policy],
+        pairings: Sequence[tuple[str, str, int]],
+        max_steps: int | None,
+        *,
+        seed: int | None,
+    ) -> EvaluationResult:
+        """:meth:`evaluate`'s loop. ``seed`` None: restart from the loop's stream and hand each
+        freed game the next pairing with episodes left. ``seed`` given: restart from it, and game
+        ``g`` plays games ``g, g + B, g + 2B, ...`` of the pairings' quotas in order (a fixed
+        schedule, the same for any pairings with the same quotas), so the ``k``-th episode of a
+        game slot is the same game in every pass with that seed."""
         ids = list(policies)
         index = {pid: i for i, pid in enumerate(ids)}
         plist = [policies[pid] for pid in ids]
         todo = [(index[a], index[b], n) for a, b, n in pairings if n > 0]
         to_start = np.array([n for _, _, n in todo], dtype=np.int64)
         pair_seats = np.array([(a, b) for a, b, _ in todo], dtype=np.int64).reshape(-1, 2)
-        pair_of = np.full(self.env.num_envs, -1, dtype=np.int64)
+        num_envs = self.env.num_envs
+        pair_of = np.full(num_envs, -1, dtype=np.int64)
         behaviour = [Behaviour() for _ in ids]
-        step = self._restart()
+        schedule: np.ndarray | None = None
+        if seed is None:
+            step = self._restart()
+            self._fill(pair_of, np.ones(num_envs, dtype=bool), to_start)
+        else:
+            step = self._restart(seed)
+            tickets = np.repeat(np.arange(len(todo), dtype=np.int64), to_start)
+            rounds = -(-tickets.size // num_envs)
+            schedule = np.full(rounds * num_envs, -1, dtype=np.int64)
+            schedule[: tickets.size] = tickets
+            schedule = schedule.reshape(rounds, num_envs)
+            played = np.zeros(num_envs, dtype=np.int64)  # episodes each game slot has started
+            if rounds:
+                pair_of[:] = schedule[0]
         self._owner = None
         self._make_room(plist)
-        self._fill(pair_of, np.ones(self.env.num_envs, dtype=bool), to_start)
         results: list[MatchResult] = []
         returns: list[np.ndarray] = []
         env_steps = 0
         limit = max_steps if max_steps is not None else 10**9
-        seat_policy = np.zeros((self.env.num_envs, 2), dtype=np.int64)
+        seat_policy = np.zeros((num_envs, 2), dtype=np.int64)
         while (pair_of >= 0).any() and env_steps < limit:
             playing = pair_of >= 0
             seat_policy[:] = np.where(playing[:, None], pair_seats[np.maximum(pair_of, 0)], 0)
@@ -456,7 +511,12 @@ class EpisodeLoop:
                 returns.append(step.seat_return[b].astype(np.float64))
             pair_of[finished] = -1
             self._forget(finished)
-            self._fill(pair_of, finished, to_start)
+            if schedule is None:
+                self._fill(pair_of, finished, to_start)
+            else:
+                played[finished] += 1
+                nxt = finished & (played < schedule.shape[0])
+                pair_of[nxt] = schedule[played[nxt], np.nonzero(nxt)[0]]
         self._step = None
         seat_returns = np.array(returns, dtype=np.float64).reshape(-1, 2)
         return EvaluationResult(
@@ -471,6 +531,26 @@ class EpisodeLoop:
                 return
             pair_of[b] = left[0]
             to_start[left[0]] -= 1
+
+
+def mirrored_halves(
+    pairings: Sequence[tuple[str, str, int]],
+) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]] | None:
+    """``(first, mirrors)``: the pairings split so that ``mirrors[i]`` is ``first[i]`` with its
+    seats swapped and the same quota; None when some pairing has no mirror."""
+    waiting: dict[tuple[str, str, int], int] = {}
+    first: list[tuple[str, str, int]] = []
+    for a, b, n in pairings:
+        if n <= 0:
+            continue
+        if waiting.get((b, a, n), 0) > 0:
+            waiting[(b, a, n)] -= 1
+            first.append((b, a, n))
+        else:
+            waiting[(a, b, n)] = waiting.get((a, b, n), 0) + 1
+    if any(waiting.values()) or not first:
+        return None
+    return first, [(b, a, n) for a, b, n in first]
 
 
 class _StreamRecorder:

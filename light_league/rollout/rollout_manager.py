@@ -125,9 +125,14 @@ class RolloutManager:
         return Collection(self, requests, calls, self._start(calls))
 
     def evaluate(
-        self, pairings: list[tuple[str, str, int]], progress: Callable[[int], None] | None = None
+        self,
+        pairings: list[tuple[str, str, int]],
+        progress: Callable[[int], None] | None = None,
+        *,
+        paired: bool = False,
     ) -> EvaluationResult:
-        """Play every pairing's quota, split evenly over the workers."""
+        """Play every pairing's quota, split evenly over the workers (a pairing and its mirror
+        split alike, so ``paired`` pairs them on each worker)."""
         shares: list[list[tuple[str, str, int]]] = [[] for _ in self.workers]
         for a, b, n in pairings:
             base, extra = divmod(n, self.num_workers)
@@ -135,7 +140,7 @@ class RolloutManager:
                 k = base + (1 if i < extra else 0)
                 if k:
                     shares[i].append((a, b, k))
-        outs: list[EvaluationResult] = self._on_all([(RolloutWorker.evaluate, (s,)) for s in shares])
+        outs: list[EvaluationResult] = self._on_all([(RolloutWorker.evaluate, (s, paired)) for s in shares])
         results: list[MatchResult] = []
         behaviour: dict[str, Behaviour] = {}
         steps = 0

@@ -191,10 +191,10 @@ class RolloutWorker:
             pushed=pushed,
         )
 
-    def evaluate(self, pairings: list[tuple[str, str, int]]) -> EvaluationResult:
+    def evaluate(self, pairings: list[tuple[str, str, int]], paired: bool = False) -> EvaluationResult:
         ids = sorted({p for a, b, _ in pairings for p in (a, b)})
         pols = self._policies({pid: 0 for pid in ids})
         if self._eval_loop is None:
             seed = derive_seed(self._seed, EVALUATION_STREAM, bits=32)
             self._eval_loop = EpisodeLoop(self._make_env(), seed=seed)
-        return self._eval_loop.evaluate(pols, pairings)
+        return self._eval_loop.evaluate(pols, pairings, paired=paired)

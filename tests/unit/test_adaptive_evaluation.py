@@ -25,7 +25,9 @@ class HiddenGames:
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def evaluate(self, pairings: list[tuple[str, str, int]], progress: object = None) -> EvaluationResult:
+    def evaluate(
+        self, pairings: list[tuple[str, str, int]], progress: object = None, *, paired: bool = False
+    ) -> EvaluationResult:
         results = []
         for a, b, n in pairings:
             p = P[(a, b)] if (a, b) in P else 1.0 - P[(b, a)]
