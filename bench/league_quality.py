@@ -64,6 +64,9 @@ class RunSummary:
     learned_nash_mass: float | None = None
     #: poker-like: (clock seconds, nash_conv) per generation
     nash_conv: list[tuple[float, float]] = field(default_factory=list)
+    #: poker-like: the newest main agent's and the average policy's NashConv per generation (where recorded)
+    main_nash_conv: list[float] = field(default_factory=list)
+    average_nash_conv: list[float] = field(default_factory=list)
 
 
 def read_run(run_dir: Path, seed: str) -> RunSummary:
@@ -81,6 +84,12 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
         value = meta_nash_conv(rec)
         if value is not None:
             out.nash_conv.append((float(rec["wall_s"]) - nash_conv_s, value))
+        for key, values in (
+            ("main_nash_conv", out.main_nash_conv),
+            ("average_nash_conv", out.average_nash_conv),
+        ):
+            if rec.get(key) is not None:
+                values.append(float(rec[key]))
         roles = run.members(rec["generation"])
         baselines = [pid for pid, role in roles.items() if role == "baseline"]
         if baselines:
@@ -244,6 +253,11 @@ def report(
         print("\nNashConv of the Nash mixture, per generation:")
         for r in runs:
             print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for _, v in r.nash_conv))
+        for title, attr in (("newest main agent", "main_nash_conv"), ("average policy", "average_nash_conv")):
+            if any(getattr(r, attr) for r in runs):
+                print(f"\nNashConv of the {title}, per generation:")
+                for r in runs:
+                    print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for v in getattr(r, attr)))
         marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
         cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
         if target is not None:

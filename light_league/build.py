@@ -19,6 +19,7 @@ import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
 from light_league.agents.meta_solvers import build_meta_solver
+from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
 from light_league.config import ExperimentConfig
 from light_league.data_buffer.episode_server import EpisodeServer
@@ -39,6 +40,7 @@ from light_league.seeding import derive_seed
 from light_league.tracking.backends import build_logger
 from light_league.tracking.console import Console
 from light_league.tracking.logger import MetricLogger
+from light_league.training.average import AveragePolicy
 from light_league.training.training_manager import TrainingManager
 from light_league.types import BUILT_IN_ROLES, AgentType, LearnerSetup
 from light_league.utils.device import resolve_device
@@ -90,6 +92,7 @@ def validate(config: ExperimentConfig) -> Validated:
             f"set league.pool_max_size={need} or more"
         )
     learner = learner_kind(config.learner)
+    _check_average_policy(config, learner, roles)
     known = sorted({*BUILT_IN_ROLES, *roles})
     for role in config.learner.by_role:
         if role not in known:
@@ -283,6 +286,8 @@ class Components:
     counters: RunCounters
     #: the exploitability probe inside the run (``evaluation.probe.every``), None when off
     probe: Probe | None = None
+    #: the meta-strategy distilled into one network (``league.average_policy``), None when off
+    average: AveragePolicy | None = None
 
 
 def build_runner(
@@ -415,6 +420,7 @@ def _evaluation(
         adaptive_budget=ev.adaptive_budget,
         adaptive_batch=ev.adaptive_batch,
         adaptive_cap=ev.adaptive_cap,
+        paired_games=ev.paired_games,
     )
 
 
@@ -485,10 +491,59 @@ def _assemble(
         probe=Probe(config.env.name, config.env.options, probe_settings(config, checked.learner))
         if config.evaluation.probe.every
         else None,
+        average=_average_policy(config, run_dir, start_gen if resume else 0),
     )
     if not resume:
         _bootstrap(parts, [s.learner_id for s in setups if s.initial_member])
     return parts
+
+
+def _check_average_policy(config: ExperimentConfig, kind: LearnerKind, roles: list[str]) -> None:
+    """``league.average_policy`` starts from a main agent's network and trains a feed-forward
+    MAPPO actor: a run without main agents, or with another learner, is refused in one line."""
+    if not config.league.average_policy.enabled:
+        return
+    fix = "set league.average_policy.enabled=false"
+    if AgentType.MAIN_AGENT.value not in roles:
+        raise ConfigError(
+            f"league.average_policy starts from a main agent's network, and scheduler {config.scheduler_name!r} "
+            f"has none (roles: {', '.join(roles)}); {fix}"
+        )
+    main = kind.settings(config.learner, AgentType.MAIN_AGENT.value)
+    if not isinstance(main, MAPPOConfig):
+        raise ConfigError(
+            f"league.average_policy needs a MAPPO main agent, got learner.kind={config.learner.kind}; {fix}"
+        )
+    if main.recurrent.enabled:
+        raise ConfigError(
+            f"league.average_policy needs a feed-forward main agent, got learner.mappo.recurrent.cell="
+            f"{main.recurrent.cell}; {fix}"
+        )
+
+
+def _average_policy(config: ExperimentConfig, run_dir: RunDir, start_gen: int) -> AveragePolicy | None:
+    """The average policy of ``league.average_policy`` (None when off), continuing from the one
+    saved after the last completed generation when a run resumes at ``start_gen``."""
+    avg = config.league.average_policy
+    if not avg.enabled:
+        return None
+    from light_league.algorithms.registry import build_policy
+
+    env_name, options = config.env.name, dict(config.env.options)
+    average = AveragePolicy(
+        games=avg.games,
+        epochs=avg.epochs,
+        lr=avg.lr,
+        batch_size=avg.batch_size,
+        num_envs=avg.num_envs,
+        seed=derive_seed(config.experiment.seed, "average_policy"),
+        policies_dir=run_dir.policies,
+        make_env=lambda n: envs.make_batched(env_name, n, **options),
+        build=lambda weights, meta: build_policy(weights, meta, env_name=env_name),
+    )
+    if start_gen > 0:
+        average.restore(start_gen - 1)
+    return average
 
 
 def _bootstrap(parts: Components, initial_members: list[str]) -> None:

@@ -223,6 +223,13 @@ class EvaluationSection(Section):
     """``adaptive``: games per seat order each time a pairing is played."""
     adaptive_cap: int = Field(1000, ge=1, le=100_000_000)
     """``adaptive``: most games per cell (both seat orders together); exact payoffs count as this many."""
+    paired_games: bool = False
+    """Both seat orders of a pairing play the same games: the ``k``-th game of ``a`` against ``b``
+    and of ``b`` against ``a`` start from the same seed, so where the env draws its chance from
+    the seed (every built-in env does) each member plays both seats of the same deal and the luck
+    of the deal cancels from the cell's mean (duplicate scoring; common random numbers). The
+    estimate stays unbiased; its spread falls (measured in docs/league.md, "Paired games").
+    Only for games whose seats differ (a symmetric env plays one seat order)."""
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
     nash_conv: Literal["auto", "least_exploitable", "never"] = "auto"
@@ -247,11 +254,34 @@ class EvaluationSection(Section):
         return value
 
 
+class AveragePolicySection(Section):
+    """The league's average policy: the meta-strategy distilled into one network each generation
+    (light_league/training/average.py; docs/league.md, "The average policy")."""
+
+    enabled: bool = False
+    """Distil the meta-strategy into one network after every generation's solve (on the run's
+    clock), kept as ``policies/average-g<G>.pt``; its exact NashConv is ``average_nash_conv``
+    where the game allows. An output only: nothing in training or the meta-strategy reads it.
+    Needs a feed-forward MAPPO main agent."""
+    games: int = Field(20_000, ge=1, le=100_000_000)
+    """Games of the meta-strategy against itself played for the distillation each generation."""
+    epochs: int = Field(4, ge=1, le=1000)
+    """Passes over those games' decisions (the network starts from the previous generation's)."""
+    lr: float = Field(1e-3, gt=0.0, le=1.0)
+    """Adam learning rate of the distillation."""
+    batch_size: int = Field(4096, ge=1, le=10_000_000)
+    """Decisions per gradient step."""
+    num_envs: int = Field(256, ge=1, le=100_000)
+    """Games stepped together while playing the meta-strategy."""
+
+
 class LeagueSection(Section):
     """Population bookkeeping (AgentManager)."""
 
     pool_max_size: int = Field(500, ge=2, le=1_000_000)
     """Most frozen members kept (oldest non-baseline evicted first)."""
+    average_policy: AveragePolicySection = Field(default_factory=AveragePolicySection)
+    """The meta-strategy distilled into one network (off by default)."""
     payoff_decay: float = Field(0.99, gt=0.0, le=1.0)
     """AlphaStar's per-game decay of the win-rate counters that gate snapshots and PFSP."""
     meta_solver: dict[str, Any] = Field(default_factory=lambda: {"name": "nash"})

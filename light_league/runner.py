@@ -36,6 +36,7 @@ from light_league.tracking.console import Console, final_lines, leaderboard_mark
 from light_league.tracking.headline import headline_scalars
 from light_league.tracking.logger import LEADERBOARD_TAG, MetricLogger, PayoffSnapshot, newest_entries
 from light_league.tracking.report import load_payoff_snapshot, save_payoff_snapshot
+from light_league.training.average import AveragePolicy
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
 from light_league.types import AgentRecord, GenerationDecisions, TrainingTask, newest_main
 
@@ -77,6 +78,7 @@ class Runner:
         checkpointer: Checkpointer,
         counters: RunCounters | None = None,
         probe: Probe | None = None,
+        average: AveragePolicy | None = None,
     ) -> None:
         self.config = config
         self.run_dir = run_dir
@@ -99,6 +101,8 @@ class Runner:
         #: the meta-strategy's exact NashConv of the last generation (``stop.target_nash_conv``)
         self.last_nash_conv: float | None = restored.last_nash_conv
         self.probe = probe
+        #: the meta-strategy distilled into one network each generation (``league.average_policy``)
+        self.average = average
         #: the generation's measurements of what the league hands over (exact NashConv, probes)
         self.measured: dict[str, Any] = {}
         #: the latest probe reading per target, ``{"main": {...}, "meta": {...}}`` (a record's ``probe``)
@@ -181,6 +185,9 @@ class Runner:
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
             stats = self.agents.solve(game=self.evaluation.game)
+        if self.average is not None:
+            with timer("average"):  # an output the run makes: on its clock
+                self._update_average(gen, stats)
         self.measured = self._measure(gen, stats, timer)
         self.last_nash_conv = self.measured.get("meta_nash_conv")
         self.evaluation.keep_members(stats.ids)
@@ -197,6 +204,11 @@ class Runner:
         main = newest_main(stats.ids, stats.roles)
         with timer("exploitability"):
             out: dict[str, Any] = dict(self.evaluation.exploitability(stats, main))
+            if self.average is not None and self.average.policy is not None:
+                out["average"] = {k: round(v, 6) for k, v in self.average.last.items()}
+                value = self.evaluation.policy_nash_conv(self.average.policy)
+                if value is not None:
+                    out["average_nash_conv"] = value
         if self.evaluation.least_exploitable:
             with timer("least_exploitable"):  # an analysis the config asked for, on the run's clock
                 mixture, value = self.evaluation.least_exploitable_mixture(stats.ids)
@@ -208,6 +220,17 @@ class Runner:
                 out["probe"] = self._probes(gen, stats, main)
             self.latest_probe.update(out["probe"])
         return out
+
+    def _update_average(self, gen: int, stats: LeagueStats) -> None:
+        """Distil this generation's meta-strategy into the average policy (starting, the first
+        time, from the newest main agent's snapshot)."""
+        assert self.average is not None
+        weights = {k: w for k, w in zip(stats.ids, stats.meta_strategy.tolist()) if w > 1e-9}
+        main = newest_main(stats.ids, stats.roles)
+        if not main:
+            return  # no main agent yet: nothing to start the network from
+        start = self.evaluation.member_entry(next(iter(main)))
+        self.average.update(gen, self.evaluation.member_policies(list(weights)), weights, start)
 
     def _probes(self, gen: int, stats: LeagueStats, main: dict[str, float]) -> dict[str, dict[str, Any]]:
         """One probe per ``evaluation.probe.targets`` entry; its JSON also goes to ``exploit/``."""
@@ -427,7 +450,7 @@ def _exploitability_scalars(
     between probes)."""
     out = {
         f"exploitability/{key}": float(measured[key])
-        for key in ("main_nash_conv", "meta_nash_conv", "least_exploitable_nash_conv")
+        for key in ("main_nash_conv", "meta_nash_conv", "average_nash_conv", "least_exploitable_nash_conv")
         if measured.get(key) is not None
     }
     for target, reading in latest_probe.items():

@@ -444,7 +444,7 @@ def render_results_battalion(data: Path) -> str:
 
 def poker_curves(data: Path) -> dict[str, Any]:
     """An ``exploitability_per_minute.py`` output over seeds: each curve's (seconds, NashConv)
-    points, the wall-time marks and, per method (``ours main``, ``ours meta``), the mean / worst
+    points, the wall-time marks and, per method (``ours main``, ``ours meta``, ``ours average``), the mean / worst
     NashConv at each mark, the stability and the marks below OS-BR."""
     text = data.read_text(encoding="utf-8")
     curves = {
@@ -467,7 +467,11 @@ def poker_curves(data: Path) -> dict[str, Any]:
 def _poker_results(data: Path, minutes: int) -> str:
     q = poker_curves(data)
     parts = []
-    for method, label in (("ours main", "newest main agent"), ("ours meta", "meta-strategy")):
+    for method, label in (
+        ("ours main", "newest main agent"),
+        ("ours meta", "meta-strategy"),
+        ("ours average", "average policy (the meta-strategy as one network)"),
+    ):
         row = q["methods"].get(method)
         if row is None:
             continue
@@ -552,7 +556,12 @@ def plot_results(path: Path = RESULTS_PLOT) -> Path:
     ):
         for label, curve in poker_curves(DATA / "exploitability" / name)["curves"].items():
             style = {"linestyle": "--", "color": "grey"} if label == "OS-BR" else {}
-            color = {} if label == "OS-BR" else {"color": "C0" if " main/" in label else "C1"}
+            role = next((r for r in (" main/", " meta/", " average/") if r in label), " meta/")
+            color = (
+                {}
+                if label == "OS-BR"
+                else {"color": {" main/": "C0", " meta/": "C1", " average/": "C2"}[role]}
+            )
             ax.plot(*zip(*curve, strict=True), label=label, linewidth=0.8, **style, **color)
         ax.set(title=title, xlabel="seconds", ylabel="NashConv", yscale="log")
     for ax, name, title in (
@@ -826,6 +835,7 @@ FIGURES = (
     ),
     Figure("league_quality_leduc", "notes/benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
+    Figure("paired_games", "league.md", "bench/paired_games.txt", render_bench_text),
     Figure("probe_validity_leduc", "evaluation.md", "bench/probe_validity_leduc.txt", render_probe_validity),
     Figure(
         "league_quality_battalion", "notes/benchmarks.md", "league_quality_battalion.txt", render_bench_text
@@ -850,6 +860,24 @@ FIGURES = (
         render_bench_text,
     ),
     Figure("tuning_kuhn_seeds", "notes/tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
+    Figure(
+        "tuning_kuhn_main_regularisers",
+        "notes/tuning.md",
+        "tuning/kuhn_main_regularisers.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_leduc_main_regularisers",
+        "notes/tuning.md",
+        "tuning/leduc_main_regularisers.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_kuhn_paired_average", "notes/tuning.md", "tuning/kuhn_paired_average.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_leduc_paired_average", "notes/tuning.md", "tuning/leduc_paired_average.txt", render_bench_text
+    ),
     Figure("tuning_leduc", "notes/tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
     Figure(
         "tuning_leduc_long_schedule", "notes/tuning.md", "tuning/leduc_long_schedule.txt", render_bench_text

@@ -132,6 +132,7 @@ class EvaluationManager:
         adaptive_budget: int = 2000,
         adaptive_batch: int = 16,
         adaptive_cap: int = 1000,
+        paired_games: bool = False,
     ) -> None:
         self.rollout = rollout
         self.policy_server = policy_server
@@ -142,6 +143,8 @@ class EvaluationManager:
         self.adaptive = episodes_per_pair == "adaptive"
         self.adaptive_budget, self.adaptive_cap = adaptive_budget, adaptive_cap
         self.episodes_per_pair = adaptive_batch if self.adaptive else int(episodes_per_pair)
+        #: both seat orders of a pairing play the same seeds (EpisodeLoop.evaluate's ``paired``)
+        self.paired_games = paired_games
         supported = exact_supported(env_name)
         if exact == "always" and not supported:
             from light_league.errors import ConfigError
@@ -185,7 +188,7 @@ class EvaluationManager:
             if progress is not None:
                 progress(sum(n for _, _, n in pairings))
             return EvaluationSummary(len(missing), 0, 0, True)
-        result = self.rollout.evaluate(pairings, progress)
+        result = self.rollout.evaluate(pairings, progress, paired=self.paired_games)
         agents.record_evaluation(result.results, result.behaviour)
         games, steps = len(result.results), result.env_steps
         if self.adaptive:
@@ -219,7 +222,7 @@ class EvaluationManager:
                 for a, b, k in chosen
                 for x, y in ((a, b),) + (() if self.spec.symmetric else ((b, a),))
             ]
-            result = self.rollout.evaluate(pairings, progress)
+            result = self.rollout.evaluate(pairings, progress, paired=self.paired_games)
             if not result.results:
                 break
             agents.record_evaluation(result.results, result.behaviour)
@@ -289,6 +292,20 @@ class EvaluationManager:
         if main:
             out["main_nash_conv"] = self._nash_conv(main)
         return out
+
+    def member_entry(self, member_id: str) -> tuple[Mapping[str, np.ndarray], Mapping[str, Any]]:
+        """A member's ``(weights, policy_meta)`` as the PolicyServer keeps them."""
+        entry = self.policy_server.pull({member_id: 0})[member_id]
+        return entry.weights, entry.policy_meta
+
+    def policy_nash_conv(self, policy: Policy) -> float | None:
+        """Exact NashConv of one policy (None where the game has no exact evaluator or
+        ``evaluation.nash_conv`` is ``never``)."""
+        if not self.compute_nash_conv:
+            return None
+        from light_league.algorithms.game_tree import nash_conv
+
+        return float(nash_conv(self.env_name, policy))
 
     def _nash_conv(self, weights: Mapping[str, float]) -> float:
         from light_league.algorithms.game_tree import nash_conv

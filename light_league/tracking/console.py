@@ -134,6 +134,7 @@ def headline(generation: int, stats: Mapping[str, Any]) -> str:
 _EXPLOITABILITY = (
     ("main_nash_conv", "main nash_conv"),
     ("meta_nash_conv", "meta nash_conv"),
+    ("average_nash_conv", "average nash_conv"),
     ("nash_conv", "nash_conv"),
     ("least_exploitable_nash_conv", "least exploitable nash_conv"),
 )

@@ -91,6 +91,7 @@ def _charts(keys: set[str]) -> dict[str, list[Chart]]:
     exploitability += [
         _band("exact NashConv of the newest main agent", "exploitability/main_nash_conv"),
         _band("exact NashConv of the meta-strategy", "exploitability/meta_nash_conv"),
+        _band("exact NashConv of the average policy", "exploitability/average_nash_conv"),
     ]
     league: list[Chart] = [
         ("population size", "multiline", [r"^league/population_size$"]),

@@ -61,6 +61,9 @@ class GenerationRecord(TypedDict):
     #: only for games where it is exact: of the newest main agent and of the meta-strategy
     main_nash_conv: NotRequired[float]
     meta_nash_conv: NotRequired[float]
+    #: ``league.average_policy``: the distilled meta-strategy's exact NashConv, and its fit
+    average_nash_conv: NotRequired[float]
+    average: NotRequired[dict[str, float]]  #: loss, decisions, games of the distillation
     #: ``evaluation.nash_conv: least_exploitable``: the members' least exploitable mixture (an analysis)
     least_exploitable: NotRequired[dict[str, float]]
     least_exploitable_nash_conv: NotRequired[float]

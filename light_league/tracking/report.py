@@ -224,6 +224,7 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
             "nash_conv",
             "main_nash_conv",
             "meta_nash_conv",
+            "average_nash_conv",
             "least_exploitable_nash_conv",
             "diversity",
         )

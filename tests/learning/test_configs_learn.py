@@ -80,6 +80,12 @@ def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
     assert main[0] > 3.0 and meta[0] > 3.0, (main[0], meta[0])
     shown = f"main {np.round(main, 3).tolist()}, meta {np.round(meta, 3).tolist()}"
     assert min(main[-4:]) < 1.6 and min(meta[-4:]) < 1.6, shown
+    # the average policy (the meta-strategy distilled into one network) follows the meta-strategy
+    average = [r["average_nash_conv"] for r in records]
+    gaps = [abs(a - m) for a, m in zip(average[-4:], meta[-4:])]
+    assert min(average[-4:]) < 1.6 and float(np.median(gaps)) <= 0.25, (
+        f"{shown}, average {np.round(average, 3).tolist()}"
+    )
 
 
 @pytest.mark.slow
@@ -91,3 +97,9 @@ def test_league_kuhn_yaml_reaches_a_small_nash_conv(tmp_path: Path) -> None:
     assert len(records) == 12
     shown = f"main {np.round(main, 4).tolist()}, meta {np.round(meta, 4).tolist()}"
     assert min(meta[-4:]) <= 0.08 and min(main[-4:]) <= 0.3, shown
+    # the average policy (the meta-strategy distilled into one network) follows the meta-strategy
+    average = [r["average_nash_conv"] for r in records]
+    gaps = [abs(a - m) for a, m in zip(average[-4:], meta[-4:])]
+    assert min(average[-4:]) <= 0.08 and float(np.median(gaps)) <= 0.03, (
+        f"{shown}, average {np.round(average, 4).tolist()}"
+    )
