@@ -365,6 +365,12 @@ def _history_text(records: list[dict[str, Any]], last: int) -> list[str]:
             _cell(r.get("wall_s"), ".1f"),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    average = [r.get("average_nash_conv") for r in records[-last:]]
+    if any(v is not None for v in average):  # league.average_policy: a line, the table fits 100 columns
+        lines += [
+            "",
+            "average policy nash_conv, the same generations: " + " ".join(fraction(v) for v in average),
+        ]
     return lines
 
 

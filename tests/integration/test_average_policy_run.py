@@ -1,5 +1,6 @@
 """``league.average_policy`` in a real Kuhn league: one file per generation, its exact NashConv in
-the record, the console and TensorBoard, and ``--resume`` continuing from the saved network."""
+the record, the console, ``report`` and TensorBoard, and ``--resume`` continuing from the saved
+network."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ def test_the_average_policy_is_kept_measured_and_resumed(tmp_path: Path, capsys)
         assert r["average"]["games"] == 2000 and r["average"]["decisions"] > 2000
         assert "average" in r["timings"]
         assert average_path(run / "policies", r["generation"]).with_suffix(".pt").exists()
+    capsys.readouterr()
+    assert main(["report", str(run)]) == 0
+    shown = " ".join(f"{r['average_nash_conv']:.3f}" for r in records)
+    assert f"average policy nash_conv, the same generations: {shown}" in capsys.readouterr().out
     acc = EventAccumulator(str(run / "tensorboard"), size_guidance={"scalars": 0})
     acc.Reload()
     logged = [(e.step, round(e.value, 5)) for e in acc.Scalars("exploitability/average_nash_conv")]
