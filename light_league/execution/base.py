@@ -9,7 +9,7 @@ backend runs it.
 
 from __future__ import annotations
 
-import sys
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,8 +31,7 @@ class CallTimeout(RuntimeError):
     the run stops, and is resumed from its last checkpoint."""
 
 
-def _stderr_line(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class CallWatch:
 
     timeout_s: float | None = None
     notice_s: float | None = None
-    notice: Callable[[str], None] = _stderr_line
+    notice: Callable[[str], None] = log.warning  # a run passes its console's note
 
     def next_notice(self, after: float) -> float | None:
         """When (seconds into a call) the next notice is due, once ``after`` seconds have passed."""
