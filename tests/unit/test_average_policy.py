@@ -12,24 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixed_policies import Pure
 
 import envs
 from light_league.algorithms.game_tree import nash_conv
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.training.average import AveragePolicy, average_path, distill, mixture_decisions
-
-
-class Pure:
-    """Always the same legal action (the first legal one when ``action`` is not)."""
-
-    def __init__(self, action: int) -> None:
-        self.action = action
-
-    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
-        choice = np.where(mask[:, self.action], self.action, np.argmax(mask, axis=1))
-        out = np.full(mask.shape, -np.inf)
-        out[np.arange(len(mask)), choice] = 0.0
-        return out
 
 
 def kuhn_network(seed: int = 0) -> MAPPOPolicy:

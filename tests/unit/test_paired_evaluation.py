@@ -10,23 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixed_policies import Pure
 
 import envs
 from light_league.algorithms.game_tree import expected_payoff_matrix
 from light_league.rollout.episode import EpisodeLoop, mirrored_halves
-
-
-class Pure:
-    """Always the same legal action (the first legal one when ``action`` is not)."""
-
-    def __init__(self, action: int) -> None:
-        self.action = action
-
-    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
-        choice = np.where(mask[:, self.action], self.action, np.argmax(mask, axis=1))
-        out = np.full(mask.shape, -np.inf)
-        out[np.arange(len(mask)), choice] = 0.0
-        return out
 
 
 class Mixed:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixed_policies import Pure
 
 import envs
 from light_league.build import probe_settings
@@ -26,19 +27,6 @@ from light_league.rollout.episode import EpisodeLoop
 from light_league.rollout.head_to_head import FOCAL, head_to_head, match
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class Pure:
-    """Always the same legal action (the first legal one when ``action`` is not)."""
-
-    def __init__(self, action: int) -> None:
-        self.action = action
-
-    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
-        choice = np.where(mask[:, self.action], self.action, np.argmax(mask, axis=1))
-        out = np.full(mask.shape, -np.inf)
-        out[np.arange(len(mask)), choice] = 0.0
-        return out
 
 
 ROCK, PAPER, SCISSORS = 0, 1, 2
