@@ -23,25 +23,21 @@ from bench_output import recorded
 
 from light_league.rollout.episode import EpisodeLoop
 from light_league.run_reader import RunReader
-
-
-def newest(members: dict[str, Any], role: str) -> str | None:
-    """Newest snapshot id of ``role``'s first learner, e.g. ``main_agent_0-v93``."""
-    ids = [m for m in members if m.startswith(f"{role}_0-v")]
-    return max(ids, key=lambda m: int(m.rsplit("-v", 1)[1])) if ids else None
+from light_league.types import newest_snapshots
 
 
 def default_pairs(reader: RunReader) -> list[tuple[str, str]]:
+    """The newest main agent against the newest snapshot of each other learner and against the
+    main lineage's middle snapshot."""
     members = reader.members()
-    main = newest(members, "main_agent")
+    ids, roles = list(members), list(members.values())
+    newest = [ids[i] for i in newest_snapshots(ids, roles)]
+    main = next((m for m in newest if members[m] == "main_agent"), None)
     if main is None:
-        raise SystemExit(f"{reader.root}: no main_agent_0 snapshot; name members with --pairs A:B")
-    others = [newest(members, r) for r in ("main_exploiter", "league_exploiter")]
-    older = sorted(
-        (m for m in members if m.startswith("main_agent_0-v") and m != main),
-        key=lambda m: int(m.rsplit("-v", 1)[1]),
-    )
-    picks = [o for o in others if o] + older[len(older) // 2 : len(older) // 2 + 1]
+        raise SystemExit(f"{reader.root}: no main-agent snapshot; name members with --pairs A:B")
+    lineage = [m for m in ids if members[m] == "main_agent" and m.split("-v")[0] == main.split("-v")[0]]
+    older = sorted((m for m in lineage if m != main), key=lambda m: int(m.rsplit("-v", 1)[1]))
+    picks = [m for m in newest if m != main] + older[len(older) // 2 : len(older) // 2 + 1]
     return [(main, o) for o in picks]
 
 

@@ -38,6 +38,7 @@ from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy, hidden_dim
 from light_league.data_buffer.policy_files import load_policy_files, save_policy
 from light_league.errors import ConfigError
+from light_league.rollout.episode import sample_actions
 from light_league.rollout.policy_bank import build_banks, policy_log_probs
 
 
@@ -94,15 +95,13 @@ def mixture_decisions(
         if rows_b.size:
             who = member[rows_b, seat_of[rows_i]]
             obs, mask, idx = step.obs[rows_b, rows_i], step.action_mask[rows_b, rows_i], team_idx[rows_i]
-            probs = np.where(mask, np.exp(policy_log_probs(plist, who, obs, mask, idx)), 0.0)
+            logp = policy_log_probs(plist, who, obs, mask, idx)
+            probs = np.where(mask, np.exp(logp), 0.0)
             probs /= probs.sum(axis=1, keepdims=True)
             keep = live[rows_b]
             for key, value in (("obs", obs), ("mask", mask), ("agent_idx", idx), ("probs", probs)):
                 out[key].append(value[keep])
-            cdf = np.cumsum(probs, axis=1)
-            choice = np.minimum((cdf < rng.random((len(rows_b), 1))).sum(axis=1), probs.shape[1] - 1)
-            legal = mask[np.arange(len(rows_b)), choice]
-            actions[rows_b, rows_i] = np.where(legal, choice, np.argmax(mask, axis=1))
+            actions[rows_b, rows_i] = sample_actions(np.where(mask, logp, -np.inf), rng)
         step = env.step(actions)
         done = step.done & live
         finished += int(done.sum())
@@ -127,8 +126,7 @@ def mixture_decisions(
 def distill(policy: Any, data: Decisions, *, epochs: int, lr: float, batch_size: int, seed: int) -> float:
     """Fit ``policy``'s actor (a feed-forward :class:`MAPPOPolicy`) to ``data``'s probabilities by
     cross-entropy over the legal actions; returns the last epoch's mean loss."""
-    actor = policy.actor
-    opt = torch.optim.Adam(actor.parameters(), lr=lr)
+    opt = torch.optim.Adam(policy.actor.parameters(), lr=lr)
     obs = torch.from_numpy(data.obs)
     mask = torch.from_numpy(data.mask)
     idx = torch.from_numpy(data.agent_idx)
@@ -141,8 +139,7 @@ def distill(policy: Any, data: Decisions, *, epochs: int, lr: float, batch_size:
         loss_sum = 0.0
         for start in range(0, n, batch_size):
             rows = order[start : start + batch_size]
-            logits = actor(policy._with_id(obs[rows], idx[rows]))
-            logp = torch.log_softmax(logits.masked_fill(~mask[rows], -1e9), dim=-1)
+            logp = torch.log_softmax(policy.masked_logits(obs[rows], mask[rows], idx[rows]), dim=-1)
             ce = -(target[rows] * torch.where(mask[rows], logp, torch.zeros_like(logp))).sum(dim=-1)
             loss = ce.mean()
             opt.zero_grad()
