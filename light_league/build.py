@@ -187,6 +187,7 @@ def probe_settings(
         env_steps=budget,
         games=probe.games if games is None else games,
         restarts=probe.restarts,
+        play=probe.play,
     )
 
 

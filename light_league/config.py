@@ -194,6 +194,10 @@ class ProbeSection(Section):
     """Learners trained from different seeds (each ``env_steps``); each plays ``games`` games
     against the target and the best is scored again on fresh games: a tighter lower bound for
     ``restarts`` times the training."""
+    play: Literal["sample", "greedy"] = "sample"
+    """How the trained probe plays its evaluation games: ``sample`` (from its action probabilities,
+    as it trained) or ``greedy`` (its most probable legal action, a deterministic policy: a best
+    response need not mix, and against a deterministic bot the mode can score higher)."""
     role: str = Field("main_exploiter", min_length=1)
     """The league role whose learner settings the probe takes (``learner.by_role``; a role
     without its own settings takes ``learner.mappo``, or a plugin learner's ``learner.options``)."""

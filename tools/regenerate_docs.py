@@ -493,6 +493,74 @@ def _poker_results(data: Path, minutes: int) -> str:
     )
 
 
+def league_worth(data: Path) -> dict[str, Any]:
+    """``bench/league_vs_self_play.py``'s rows: per seed the league main against the self-play main,
+    each against every fixed opponent (league, self-play) and the probe against each."""
+    lines = _bench_lines(data)
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Each newest main agent"))
+    duel = {
+        int(m[1]): float(m[2]) for m in (re.match(r"^(\d+)\s+([\d.]+) \[", ln) for ln in lines[:start]) if m
+    }
+    names = lines[start + 1].split()[1:]
+    fixed: dict[int, dict[str, tuple[float, float]]] = {}
+    for ln in lines[start + 2 :]:
+        m = re.match(r"^(\d+)\s+(.*)$", ln)
+        if not m:
+            break
+        pairs = re.findall(r"([\d.]+) / ([\d.]+)", m[2])
+        fixed[int(m[1])] = {n: (float(a), float(b)) for n, (a, b) in zip(names, pairs, strict=True)}
+    probe = {
+        int(m[1]): (float(m[2]), float(m[3]))
+        for m in (re.match(r"^(\d+)\s+([\d.]+) \[[^]]*\]\s+([\d.]+) \[", ln) for ln in lines[start:])
+        if m
+    }
+    return {
+        "duel": duel,
+        "fixed": fixed,
+        "probe": probe,
+        "names": names,
+        "date": _header_date(data.read_text()),
+    }
+
+
+def render_league_worth(data: Path) -> str:
+    """The verdicts of "The main agent is the product" on battalion, then the bench's output."""
+    q = league_worth(data)
+    seeds = sorted(q["duel"])
+    worst_duel = min(q["duel"].values())
+    scripted = [n for n in q["names"] if n.startswith("scripted")]
+    worst_fixed = {n: min(q["fixed"][s][n][0] for s in seeds) for n in scripted}
+    low = min(worst_fixed, key=lambda n: worst_fixed[n])
+    probe_league = max(a for a, _ in q["probe"].values())
+    probe_self = max(b for _, b in q["probe"].values())
+    return (
+        f"Seeds {', '.join(map(str, seeds))}: the league's newest main agent scores {worst_duel:.3f} on its worst seed "
+        f"against the self-play run's (bar: at least 0.55, {_met(worst_duel >= 0.55)}); the probe wins at most "
+        f"{probe_league:.3f} against the league's main agent and up to {probe_self:.3f} against the self-play one "
+        f"(bar: no more against the league's, {_met(probe_league <= probe_self)}); against the scripted levels "
+        f"the league's main agent scores at least {worst_fixed[low]:.3f} ({low}, its worst seed; bar: at least "
+        f"0.5 against every level, {_met(worst_fixed[low] >= 0.5)}). " + render_bench_text(data)
+    )
+
+
+def render_results_battalion_worth(data: Path) -> str:
+    """One sentence for results.md: league.yaml against plain self-play of the same wall time."""
+    q = league_worth(data)
+    seeds = sorted(q["duel"])
+    duels = ", ".join(f"{q['duel'][s]:.3f}" for s in seeds)
+    probes = ", ".join(f"{q['probe'][s][0]:.3f} / {q['probe'][s][1]:.3f}" for s in seeds)
+    l5 = ", ".join(
+        f"{q['fixed'][s]['scripted_l5'][0]:.3f} / {q['fixed'][s]['scripted_l5'][1]:.3f}" for s in seeds
+    )
+    return (
+        f"Against the same config with `scheduler.name=self_play` for the same wall time (seeds "
+        f"{', '.join(map(str, seeds))}, measured {q['date']}, 512 games a reading): the league's newest main agent "
+        f"scores {duels} head to head against the self-play run's; the probe wins {probes} against them "
+        f"(league / self-play; lower is harder to exploit); against `scripted_l5` they score {l5}. "
+        f"Source: `docs/data/{data.relative_to(DATA)}`. {_bench_provenance(data)}"
+    )
+
+
 def render_results_kuhn(data: Path) -> str:
     return _poker_results(data, 2)
 
@@ -811,6 +879,12 @@ def render_resume_long_run(data: Path) -> str:
 
 FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
+    Figure(
+        "results_battalion_worth",
+        "results.md",
+        "bench/league_vs_self_play.txt",
+        render_results_battalion_worth,
+    ),
     Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
@@ -837,6 +911,7 @@ FIGURES = (
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
     Figure("paired_games", "league.md", "bench/paired_games.txt", render_bench_text),
     Figure("probe_validity_leduc", "evaluation.md", "bench/probe_validity_leduc.txt", render_probe_validity),
+    Figure("probe_play", "evaluation.md", "bench/probe_play.txt", render_bench_text),
     Figure(
         "league_quality_battalion", "notes/benchmarks.md", "league_quality_battalion.txt", render_bench_text
     ),
@@ -1014,6 +1089,9 @@ FIGURES = (
     ),
     Figure("nash_solver", "notes/benchmarks.md", "bench/nash_solver.txt", render_bench_text),
     Figure("probe_league", "notes/benchmarks.md", "bench/probe_league.txt", render_probe_league),
+    Figure(
+        "league_vs_self_play", "notes/benchmarks.md", "bench/league_vs_self_play.txt", render_league_worth
+    ),
     Figure(
         "exploitability_psro_kuhn", "notes/benchmarks.md", "exploitability/psro_kuhn.txt", render_bench_text
     ),

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import envs
-from light_league.algorithms.base import Learner, Policy
+from light_league.algorithms.base import Learner, Policy, RecurrentPolicy, hidden_dim
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.rollout.episode import EpisodeLoop
@@ -96,6 +96,9 @@ class ProbeSettings:
     games: int
     #: learners trained from different seeds; the best on its own games is scored again
     restarts: int = 1
+    #: how the trained probe plays its evaluation games: ``sample`` (from its action
+    #: probabilities, as it trained) or ``greedy`` (its most probable legal action)
+    play: str = "sample"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -104,6 +107,7 @@ class ProbeSettings:
             "num_envs": self.num_envs,
             "steps_per_update": self.steps_per_update,
             "restarts": self.restarts,
+            "play": self.play,
         }
 
 
@@ -151,13 +155,18 @@ class Probe:
                 reading = 0.0
                 if s.restarts > 1:
                     trial = head_to_head(
-                        env, learner.policy, opponents, weights, s.games, seed=derive_seed(seed, "select", k)
+                        env,
+                        self.playing(learner.policy),
+                        opponents,
+                        weights,
+                        s.games,
+                        seed=derive_seed(seed, "select", k),
                     )
                     reading = trial.score if env.spec.win_loss else trial.payoff
                 trials.append((reading, learner, env_steps, curve))
             chosen = max(range(len(trials)), key=lambda k: trials[k][0])
             _, learner, env_steps, curve = trials[chosen]
-            probe = learner.policy
+            probe = self.playing(learner.policy)
             games = head_to_head(env, probe, opponents, weights, s.games, seed=derive_seed(seed, "score"))
         finally:
             env.close()
@@ -181,6 +190,10 @@ class Probe:
             curve=curve,
             restart_readings=[round(t[0], 6) for t in trials] if s.restarts > 1 else [],
         )
+
+    def playing(self, policy: Policy) -> Policy:
+        """The policy the trained learner's ``policy`` plays its evaluation games with (``play``)."""
+        return greedy(policy) if self.settings.play == "greedy" else policy
 
     def train(
         self,
@@ -216,6 +229,55 @@ class Probe:
             return learner, done, curve
         finally:
             env.close()
+
+
+class GreedyPolicy:
+    """A policy's mode: its most probable legal action, always (the first where several tie).
+
+    A best response never needs to mix, so a probe may hand over its trained policy's mode: on
+    battalion that plays ``scripted_l5`` better than sampling does (docs/evaluation.md)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        return _mode(self.policy.log_probs(obs, mask, agent_idx))
+
+
+class GreedyRecurrentPolicy(GreedyPolicy):
+    """The mode of a recurrent policy; its hidden states advance as the policy's own."""
+
+    def __init__(self, policy: RecurrentPolicy) -> None:
+        super().__init__(policy)  # type: ignore[arg-type]  # a recurrent policy plays log_probs too
+        self.recurrent = policy
+
+    @property
+    def hidden_dim(self) -> int:
+        return self.recurrent.hidden_dim
+
+    def step_log_probs(
+        self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray, hidden: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        logp, after = self.recurrent.step_log_probs(obs, mask, agent_idx, hidden)
+        return _mode(logp), after
+
+
+def greedy(policy: Policy) -> Policy:
+    """``policy``'s mode (:class:`GreedyPolicy`, or :class:`GreedyRecurrentPolicy` for a policy
+    with memory)."""
+    if hidden_dim(policy):
+        return GreedyRecurrentPolicy(policy)  # type: ignore[arg-type]
+    return GreedyPolicy(policy)
+
+
+def _mode(logp: np.ndarray) -> np.ndarray:
+    """Log-probabilities that choose each row's most probable action; a row with a NaN is passed
+    on as it is, so the episode loop's non-finite check names it."""
+    if np.isnan(logp).any():
+        return logp
+    out = np.full(logp.shape, -np.inf, dtype=np.float32)
+    out[np.arange(len(logp)), np.argmax(logp, axis=1)] = 0.0
+    return out
 
 
 def _shifted(progress: Progress, offset: int, total: int) -> Progress:

@@ -179,3 +179,68 @@ def test_probe_plays_and_trains_recurrent_policies() -> None:
     )
     assert result.learner["config"]["recurrent"]["cell"] == "gru" and result.env_steps >= 2048
     assert result.games == 64 and result.probe_win_rate is not None
+
+
+class _Fixed:
+    """Fixed action probabilities (one row repeated), illegal actions masked out."""
+
+    def __init__(self, probs: list[float]) -> None:
+        self.logp = np.log(np.asarray(probs, dtype=np.float32))
+
+    def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
+        return np.where(mask, np.broadcast_to(self.logp, mask.shape), -np.inf).astype(np.float32)
+
+
+def test_greedy_plays_the_most_probable_legal_action_and_passes_nan_on() -> None:
+    from light_league.evaluation.probe import greedy
+
+    policy = greedy(_Fixed([0.2, 0.5, 0.3]))
+    mask = np.array([[True, True, True], [True, False, True], [True, False, False]])
+    logp = policy.log_probs(np.zeros((3, 1)), mask, np.zeros(3, dtype=np.int64))
+    assert logp.dtype == np.float32
+    assert np.argmax(logp, axis=1).tolist() == [1, 2, 0]  # the mode among the legal actions
+    assert np.isfinite(logp).sum(axis=1).tolist() == [1, 1, 1] and np.exp(logp).sum(axis=1).tolist() == [
+        1,
+        1,
+        1,
+    ]
+    broken = greedy(_Fixed([np.nan, 0.5, 0.5])).log_probs(
+        np.zeros((1, 1)), mask[:1], np.zeros(1, dtype=np.int64)
+    )
+    assert np.isnan(broken).any()  # left for the episode loop's non-finite check to name
+
+
+def test_greedy_recurrent_policy_keeps_its_memory() -> None:
+    from light_league.algorithms.base import hidden_dim
+    from light_league.algorithms.mappo import MAPPOLearner
+    from light_league.evaluation.probe import GreedyRecurrentPolicy, greedy
+
+    config = load_config(ROOT / "expr_configs" / "league_recall.yaml", [])
+    spec = envs.make_batched("recall", 1).spec
+    inner = MAPPOLearner(spec, config.learner.mappo, seed=1).policy
+    policy = greedy(inner)
+    assert isinstance(policy, GreedyRecurrentPolicy) and hidden_dim(policy) == hidden_dim(inner) > 0
+    obs = np.random.default_rng(0).normal(size=(4, spec.obs_dim)).astype(np.float32)
+    mask = np.ones((4, spec.num_actions), dtype=bool)
+    idx = np.zeros(4, dtype=np.int64)
+    hidden = np.zeros((4, hidden_dim(inner)), dtype=np.float32)
+    logp, after = policy.step_log_probs(obs, mask, idx, hidden)
+    want, want_after = inner.step_log_probs(obs, mask, idx, hidden)
+    np.testing.assert_array_equal(after, want_after)
+    assert np.argmax(logp, axis=1).tolist() == np.argmax(want, axis=1).tolist()
+
+
+def test_a_greedy_probe_scores_its_mode_and_says_so() -> None:
+    """``evaluation.probe.play=greedy``: against always-bet on Kuhn the probe's evaluation games
+    are played by its mode (a pure strategy), and the reading names how it played."""
+    pytest.importorskip("pyspiel")
+    config = load_config(ROOT / "expr_configs" / "league_kuhn.yaml", ["evaluation.probe.play=greedy"])
+    settings = probe_settings(config, env_steps=20_000, games=2000)
+    assert settings.play == "greedy"
+    result = Probe("kuhn_poker", {}, settings).run(
+        ProbeTarget("always_bet", 0, {"bet": 1.0}), {"bet": Pure(1)}, seed=0
+    )
+    assert result.learner["play"] == "greedy"
+    assert result.probe_payoff_exact is not None and result.probe_payoff_exact >= 0.8 / 3
+    low, high = result.probe_payoff_ci95
+    assert low <= result.probe_payoff_exact <= high

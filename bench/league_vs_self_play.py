@@ -1,0 +1,213 @@
+"""Is a league worth its compute? Its newest main agent against a plain self-play run's.
+
+For each seed, ``CONFIG`` as shipped and the same config with ``scheduler.name=self_play`` for the
+same wall time: the runs ``bench/probe_league.py`` makes in its ``--work`` folder (run it first,
+with the same ``--work`` and seeds; this bench reads them). Then, from fresh games (half per seat, one fixed seed per reading):
+
+* the league's newest main agent against the self-play run's (``--games`` games): above 0.5
+  means the league's compute bought a stronger agent;
+* each of the two against every fixed opponent the env ships (``random``, ``scripted_l1`` ...);
+* the default probe's win rate against each (read from ``bench/probe_league.py``'s readings in
+  ``--work`` where they are there; lower is harder to exploit).
+
+Scores are wins + draws / 2 from the named agent's side, with 95% Jeffreys intervals; the last
+rows give the mean and the worst seed (lowest for the league's scores, highest for the probe's).
+
+    python bench/probe_league.py expr_configs/league.yaml --seeds 11 12 13 --work /tmp/pl
+    python bench/league_vs_self_play.py expr_configs/league.yaml --seeds 11 12 13 --work /tmp/pl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_output import recorded
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the fixed seed of every reading's games (one per reading kind, so readings are comparable)
+SEED = 2029
+
+
+def newest_main(run: Path) -> tuple[str, Any]:
+    """The run's newest main-agent snapshot: (member id, policy)."""
+    from light_league.run_reader import RunReader
+
+    reader = RunReader(run)
+    weights = reader.target("main").weights
+    if len(weights) != 1:
+        raise SystemExit(f"{run} has {len(weights)} main agents; this bench compares runs with one")
+    member = next(iter(weights))
+    return member, reader.policy(member)
+
+
+def measure(seed: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One seed's readings (cached as ``<work>/worth_s<seed>.json``)."""
+    out = args.work / f"worth_s{seed}.json"
+    if out.exists():
+        return dict(json.loads(out.read_text()))
+    import envs
+    from light_league.rollout.head_to_head import match
+    from light_league.run_dir import RunDir
+    from light_league.run_reader import RunReader
+
+    league, self_play = args.work / f"league_s{seed}", args.work / f"self_play_s{seed}"
+    for run in (league, self_play):
+        if not RunDir(run).generations.exists():
+            raise SystemExit(
+                f"{run} holds no run: make it first with bench/probe_league.py --work {args.work}"
+            )
+    (league_id, league_main), (self_id, self_main) = newest_main(league), newest_main(self_play)
+    reader = RunReader(league)
+    env = reader.make_env(min(args.games, 256))
+    start = time.perf_counter()
+    try:
+        duel = match(env, league_main, self_main, args.games, seed=SEED).to_json()
+        fixed: dict[str, dict[str, Any]] = {}
+        names = envs.fixed_policy_names(reader.config.env.name)
+        for name in names:
+            baseline = envs.make_fixed_policy(reader.config.env.name, name, **reader.config.env.options)
+            fixed[name] = {
+                "league": match(env, league_main, baseline, args.games, seed=SEED).to_json(),
+                "self_play": match(env, self_main, baseline, args.games, seed=SEED).to_json(),
+            }
+    finally:
+        env.close()
+    runs = {kind: RunReader(path).records() for kind, path in (("league", league), ("self_play", self_play))}
+    reading = {
+        "league_main": league_id,
+        "self_play_main": self_id,
+        "duel": duel,
+        "fixed": fixed,
+        "runs": {
+            kind: {"generations": len(r), "env_steps": int(r[-1]["env_steps"]), "wall_s": r[-1].get("wall_s")}
+            for kind, r in runs.items()
+        },
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    out.write_text(json.dumps(reading))
+    return reading
+
+
+def probe_reading(work: Path, seed: int, label: str) -> dict[str, Any] | None:
+    path = work / f"probe_s{seed}_{label}.json"
+    return dict(json.loads(path.read_text())) if path.exists() else None
+
+
+def cell(score: float, ci: list[float]) -> str:
+    return f"{score:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def table(head: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    for row in [head, *rows]:
+        print(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+
+
+def report(config: Path, readings: dict[int, dict[str, Any]], args: argparse.Namespace) -> None:
+    seeds = list(readings)
+    print(
+        f"\n{config.name} against the same config with scheduler.name=self_play for the same wall time,"
+        f" seeds {', '.join(map(str, seeds))};\n{args.games} fresh games per reading (half per seat),"
+        " score = wins + draws / 2 from the named agent's side (95% interval)."
+    )
+    print("\nThe league's newest main agent against the self-play run's:")
+    rows = []
+    for seed, r in readings.items():
+        runs = r["runs"]
+        rows.append(
+            [
+                str(seed),
+                cell(r["duel"]["score"], r["duel"]["score_ci95"]),
+                f"{r['league_main']} / {r['self_play_main']}",
+                f"{runs['league']['generations']}, {runs['league']['env_steps'] / 1e6:.1f} M / "
+                f"{runs['self_play']['generations']}, {runs['self_play']['env_steps'] / 1e6:.1f} M",
+            ]
+        )
+    duels = [r["duel"]["score"] for r in readings.values()]
+    rows.append(["mean", f"{np.mean(duels):.3f}", "", ""])
+    rows.append(["worst", f"{min(duels):.3f}", "", ""])
+    table(["seed", "league main vs self-play main", "members", "gens, env steps (league / self-play)"], rows)
+
+    names = list(next(iter(readings.values()))["fixed"])
+    print("\nEach newest main agent against every fixed opponent (league / self-play):")
+    rows = []
+    for seed, r in readings.items():
+        rows.append(
+            [
+                str(seed),
+                *(
+                    f"{r['fixed'][n]['league']['score']:.3f} / {r['fixed'][n]['self_play']['score']:.3f}"
+                    for n in names
+                ),
+            ]
+        )
+    for label, fn in (("mean", np.mean), ("worst", np.min)):
+        rows.append(
+            [
+                label,
+                *(
+                    f"{fn([r['fixed'][n]['league']['score'] for r in readings.values()]):.3f} / "
+                    f"{fn([r['fixed'][n]['self_play']['score'] for r in readings.values()]):.3f}"
+                    for n in names
+                ),
+            ]
+        )
+    table(["seed", *names], rows)
+
+    probes = {
+        seed: (
+            probe_reading(args.work, seed, "league_main"),
+            probe_reading(args.work, seed, "self_play_main"),
+        )
+        for seed in seeds
+    }
+    if all(a is not None and b is not None for a, b in probes.values()):
+        print(
+            "\nThe default probe's win rate against each (bench/probe_league.py's readings; lower is harder to exploit):"
+        )
+        rows = []
+        for seed, (a, b) in probes.items():
+            assert a is not None and b is not None
+            rows.append(
+                [
+                    str(seed),
+                    cell(a["probe_win_rate"], a["probe_win_rate_ci95"]),
+                    cell(b["probe_win_rate"], b["probe_win_rate_ci95"]),
+                ]
+            )
+        for label, fn in (("mean", np.mean), ("worst", np.max)):
+            rows.append(
+                [
+                    label,
+                    *(f"{fn([p[k]['probe_win_rate'] for p in probes.values() if p[k]]):.3f}" for k in (0, 1)),  # type: ignore[index]
+                ]
+            )
+        table(["seed", "probe vs league main", "probe vs self-play main"], rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("config", type=Path, nargs="?", default=ROOT / "expr_configs" / "league.yaml")
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--work", type=Path, required=True, help="run directories and readings go here")
+    ap.add_argument("--games", type=int, default=512)
+    ap.add_argument("--out", type=Path, help="also write the output to this file")
+    args = ap.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    with recorded(args.out):
+        readings = {seed: measure(seed, args) for seed in args.seeds}
+        report(args.config, readings, args)
+
+
+if __name__ == "__main__":
+    main()
