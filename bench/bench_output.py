@@ -23,7 +23,7 @@ import platform
 import shlex
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
@@ -125,3 +125,21 @@ def recorded(out: Path | None, packages: tuple[str, ...] = PACKAGES) -> Iterator
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(header + tee.copy.getvalue(), encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
+
+
+def print_table(head: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool = False) -> None:
+    """Rows under a header: the first column left-aligned, the others right-aligned to their widest
+    cell, two spaces apart; ``markdown``: a Markdown table (numbers right-aligned)."""
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    for row in [list(head), *rows]:
+        print(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )

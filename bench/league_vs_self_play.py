@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_output import recorded
+from bench_output import print_table, recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,16 +103,6 @@ def cell(score: float, ci: list[float]) -> str:
     return f"{score:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def table(head: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    for row in [head, *rows]:
-        print(
-            "  ".join(
-                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-
-
 def report(config: Path, readings: dict[int, dict[str, Any]], args: argparse.Namespace) -> None:
     seeds = list(readings)
     print(
@@ -136,7 +126,9 @@ def report(config: Path, readings: dict[int, dict[str, Any]], args: argparse.Nam
     duels = [r["duel"]["score"] for r in readings.values()]
     rows.append(["mean", f"{np.mean(duels):.3f}", "", ""])
     rows.append(["worst", f"{min(duels):.3f}", "", ""])
-    table(["seed", "league main vs self-play main", "members", "gens, env steps (league / self-play)"], rows)
+    print_table(
+        ["seed", "league main vs self-play main", "members", "gens, env steps (league / self-play)"], rows
+    )
 
     names = list(next(iter(readings.values()))["fixed"])
     print("\nEach newest main agent against every fixed opponent (league / self-play):")
@@ -162,7 +154,7 @@ def report(config: Path, readings: dict[int, dict[str, Any]], args: argparse.Nam
                 ),
             ]
         )
-    table(["seed", *names], rows)
+    print_table(["seed", *names], rows)
 
     probes = {
         seed: (
@@ -192,7 +184,7 @@ def report(config: Path, readings: dict[int, dict[str, Any]], args: argparse.Nam
                     *(f"{fn([p[k]['probe_win_rate'] for p in probes.values() if p[k]]):.3f}" for k in (0, 1)),  # type: ignore[index]
                 ]
             )
-        table(["seed", "probe vs league main", "probe vs self-play main"], rows)
+        print_table(["seed", "probe vs league main", "probe vs self-play main"], rows)
 
 
 def main(argv: list[str] | None = None) -> None:

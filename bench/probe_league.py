@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_output import recorded
+from bench_output import print_table, recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ("league main", "league meta", "self-play main", "direct learner")
@@ -210,15 +210,7 @@ def report(config: Path, readings: dict[int, dict[str, dict[str, Any]]], args: a
     seconds = [per[t]["seconds"] for per in readings.values() for t in TARGETS]
     env_steps = readings[next(iter(readings))][TARGETS[0]]["env_steps"]
     games = readings[next(iter(readings))][TARGETS[0]]["games"]
-    if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-        for row in [head, *rows]:
-            print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print_table(head, rows, args.markdown)
     print(
         f"each probe: {env_steps:,} env steps of training, {games} evaluation games; "
         f"{min(seconds):.0f}-{max(seconds):.0f} s per probe"
