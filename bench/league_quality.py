@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +68,8 @@ class RunSummary:
     #: poker-like: the newest main agent's and the average policy's NashConv per generation (where recorded)
     main_nash_conv: list[float] = field(default_factory=list)
     average_nash_conv: list[float] = field(default_factory=list)
+    #: poker-like: (clock seconds, the newest main agent's NashConv) per generation
+    main_nash_conv_at: list[tuple[float, float]] = field(default_factory=list)
 
 
 def read_run(run_dir: Path, seed: str) -> RunSummary:
@@ -82,8 +85,11 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
     for rec in records:
         nash_conv_s += float(rec.get("timings", {}).get("exploitability", 0.0))
         value = meta_nash_conv(rec)
+        clock = float(rec["wall_s"]) - nash_conv_s
         if value is not None:
-            out.nash_conv.append((float(rec["wall_s"]) - nash_conv_s, value))
+            out.nash_conv.append((clock, value))
+        if rec.get("main_nash_conv") is not None:
+            out.main_nash_conv_at.append((clock, float(rec["main_nash_conv"])))
         for key, values in (
             ("main_nash_conv", out.main_nash_conv),
             ("average_nash_conv", out.average_nash_conv),
@@ -210,11 +216,17 @@ def fmt(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+def row_printer(markdown: bool) -> Callable[[list[str]], str]:
+    """A table row as text: markdown cells, or columns two spaces apart."""
+    if markdown:
+        return lambda cols: "| " + " | ".join(cols) + " |"
+    return lambda cols: "  ".join(cols)
+
+
 def report(
     runs: list[RunSummary], beat: float, hold: float, markdown: bool, target: float | None = None
 ) -> None:
-    sep = " | "
-    head = (lambda cols: "| " + sep.join(cols) + " |") if markdown else (lambda cols: "  ".join(cols))
+    head = row_printer(markdown)
     ladder = [r for r in runs if r.vs_best]
     if ladder:
         best = ladder[0].best_baseline
@@ -259,31 +271,47 @@ def report(
                 for r in runs:
                     print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for v in getattr(r, attr)))
         marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
-        cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
+        print("\nThe Nash mixture:")
+        marks_table(runs, [r.nash_conv for r in runs], marks, target, markdown)
+        if all(r.main_nash_conv_at for r in runs):
+            print("\nThe newest main agent:")
+            marks_table(runs, [r.main_nash_conv_at for r in runs], marks, target, markdown)
+
+
+def marks_table(
+    runs: list[RunSummary],
+    series: list[list[tuple[float, float]]],
+    marks: list[int],
+    target: float | None,
+    markdown: bool,
+) -> None:
+    """One row per run: a NashConv series (clock seconds, value) at each mark, the stability of its
+    last generations and, with ``target``, when it first reached it; then mean and worst."""
+    head = row_printer(markdown)
+    cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
+    if target is not None:
+        cols += [f"first s with NashConv <= {target}", "largest NashConv after it"]
+    print(head(cols))
+    if markdown:
+        print("|" + "---|" * len(cols))
+    ratios = []
+    for r, points in zip(runs, series):
+        tail = [v for _, v in points[-LAST_K:]]
+        ratio = max(tail) / max(min(tail), 1e-12) if tail else None
+        ratios.append(ratio)
+        row = [r.seed, str(r.generations), *[fmt(nash_conv_at(points, m), 4) for m in marks]]
+        row.append(fmt(ratio, 2))
         if target is not None:
-            cols += [f"first s with NashConv <= {target}", "largest NashConv after it"]
-        print()
-        print(head(cols))
-        if markdown:
-            print("|" + "---|" * len(cols))
-        ratios = []
-        for r in runs:
-            tail = [v for _, v in r.nash_conv[-LAST_K:]]
-            ratio = max(tail) / max(min(tail), 1e-12) if tail else None
-            ratios.append(ratio)
-            row = [r.seed, str(r.generations), *[fmt(nash_conv_at(r.nash_conv, m), 4) for m in marks]]
-            row.append(fmt(ratio, 2))
-            if target is not None:
-                hit = next((i for i, (_, v) in enumerate(r.nash_conv) if v <= target), None)
-                row.append("never" if hit is None else f"{r.nash_conv[hit][0]:.1f}")
-                row.append("–" if hit is None else fmt(max(v for _, v in r.nash_conv[hit:]), 4))
-            print(head(row))
-        at = [[nash_conv_at(r.nash_conv, m) for r in runs] for m in marks]
-        mean = [fmt(float(np.mean(v)) if None not in v else None, 4) for v in at]
-        worst = [fmt(max(v) if None not in v else None, 4) for v in at]  # type: ignore[type-var]
-        pad = ["", ""] if target is not None else []
-        print(head(["mean", "", *mean, fmt(float(np.mean([x for x in ratios if x is not None])), 2), *pad]))
-        print(head(["worst", "", *worst, fmt(max(x for x in ratios if x is not None), 2), *pad]))
+            hit = next((i for i, (_, v) in enumerate(points) if v <= target), None)
+            row.append("never" if hit is None else f"{points[hit][0]:.1f}")
+            row.append("–" if hit is None else fmt(max(v for _, v in points[hit:]), 4))
+        print(head(row))
+    at = [[nash_conv_at(points, m) for points in series] for m in marks]
+    mean = [fmt(float(np.mean(v)) if None not in v else None, 4) for v in at]
+    worst = [fmt(max(v) if None not in v else None, 4) for v in at]  # type: ignore[type-var]
+    pad = ["", ""] if target is not None else []
+    print(head(["mean", "", *mean, fmt(float(np.mean([x for x in ratios if x is not None])), 2), *pad]))
+    print(head(["worst", "", *worst, fmt(max(x for x in ratios if x is not None), 2), *pad]))
 
 
 def main() -> None:

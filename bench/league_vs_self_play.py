@@ -8,13 +8,17 @@ with the same ``--work`` and seeds; this bench reads them). Then, from fresh gam
   means the league's compute bought a stronger agent;
 * each of the two against every fixed opponent the env ships (``random``, ``scripted_l1`` ...);
 * the default probe's win rate against each (read from ``bench/probe_league.py``'s readings in
-  ``--work`` where they are there; lower is harder to exploit).
+  ``--work`` where they are there; lower is harder to exploit);
+* with ``--marks S [S ...]``, the same duel at earlier wall-clock marks: the newest main-agent
+  snapshot each run had made by ``S`` seconds (its ``wall_s``), league against self-play. It shows
+  when the league's compute starts to pay, and how much that depends on the seed.
 
 Scores are wins + draws / 2 from the named agent's side, with 95% Jeffreys intervals; the last
 rows give the mean and the worst seed (lowest for the league's scores, highest for the probe's).
 
     python bench/probe_league.py expr_configs/league.yaml --seeds 11 12 13 --work /tmp/pl
     python bench/league_vs_self_play.py expr_configs/league.yaml --seeds 11 12 13 --work /tmp/pl
+    python bench/league_vs_self_play.py ... --marks 60 120 180 240
 """
 
 from __future__ import annotations
@@ -92,6 +96,67 @@ def measure(seed: int, args: argparse.Namespace) -> dict[str, Any]:
     }
     out.write_text(json.dumps(reading))
     return reading
+
+
+def snapshot_by(run: Path, mark_s: float) -> tuple[str, Any]:
+    """The newest main-agent snapshot of the last generation that ended by ``mark_s`` seconds of
+    the run's clock: (member id, policy)."""
+    from light_league.run_reader import RunReader
+
+    reader = RunReader(run)
+    done = [int(r["generation"]) for r in reader.records() if float(r["wall_s"]) <= mark_s]
+    if not done:
+        raise SystemExit(f"{run} ended no generation by {mark_s:g} s; give later --marks")
+    weights = reader.target("main", generation=max(done)).weights
+    member = next(iter(weights))
+    return member, reader.policy(member)
+
+
+def measure_marks(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One seed's duels at ``args.marks`` (cached as ``<work>/marks_s<seed>.json`` per mark)."""
+    out = args.work / f"marks_s{seed}.json"
+    cached: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    from light_league.rollout.head_to_head import match
+    from light_league.run_reader import RunReader
+
+    league, self_play = args.work / f"league_s{seed}", args.work / f"self_play_s{seed}"
+    env = None
+    for mark in args.marks:
+        key = f"{mark:g}:{args.games}"
+        if key in cached:
+            continue
+        (league_id, league_main), (self_id, self_main) = (
+            snapshot_by(league, mark),
+            snapshot_by(self_play, mark),
+        )
+        env = env or RunReader(league).make_env(min(args.games, 256))
+        duel = match(env, league_main, self_main, args.games, seed=SEED).to_json()
+        cached[key] = {"league_main": league_id, "self_play_main": self_id, **duel}
+        out.write_text(json.dumps(cached, indent=1))
+    return [{"mark_s": mark, **cached[f"{mark:g}:{args.games}"]} for mark in args.marks]
+
+
+def report_marks(marks: dict[int, list[dict[str, Any]]], args: argparse.Namespace) -> None:
+    print(
+        "\nAt earlier marks: the newest main-agent snapshot each run had made by then, league against"
+        " self-play (score, league / self-play member):"
+    )
+    rows = [
+        [
+            str(seed),
+            *(f"{d['score']:.3f} ({short(d['league_main'])} / {short(d['self_play_main'])})" for d in duels),
+        ]
+        for seed, duels in marks.items()
+    ]
+    columns = list(zip(*([d["score"] for d in duels] for duels in marks.values()), strict=True))
+    rows.append(["mean", *(f"{np.mean(c):.3f}" for c in columns)])
+    rows.append(["worst", *(f"{min(c):.3f}" for c in columns)])
+    print_table(["seed", *(f"by {m:g} s" for m in args.marks)], rows)
+
+
+def short(member: str) -> str:
+    """``main_agent_0-v13`` as ``v13``."""
+    return member.rsplit("-", 1)[-1]
 
 
 def probe_reading(work: Path, seed: int, label: str) -> dict[str, Any] | None:
@@ -194,11 +259,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", type=Path, required=True, help="run directories and readings go here")
     ap.add_argument("--games", type=int, default=512)
     ap.add_argument("--out", type=Path, help="also write the output to this file")
+    ap.add_argument(
+        "--marks",
+        type=float,
+        nargs="+",
+        default=[],
+        help="also duel the snapshots made by these wall seconds",
+    )
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     with recorded(args.out):
         readings = {seed: measure(seed, args) for seed in args.seeds}
         report(args.config, readings, args)
+        if args.marks:
+            report_marks({seed: measure_marks(seed, args) for seed in args.seeds}, args)
 
 
 if __name__ == "__main__":

@@ -497,6 +497,7 @@ def league_worth(data: Path) -> dict[str, Any]:
     """``bench/league_vs_self_play.py``'s rows: per seed the league main against the self-play main,
     each against every fixed opponent (league, self-play) and the probe against each."""
     lines = _bench_lines(data)
+    lines = lines[: next((i for i, ln in enumerate(lines) if ln.startswith("At earlier marks")), len(lines))]
     start = next(i for i, ln in enumerate(lines) if ln.startswith("Each newest main agent"))
     duel = {
         int(m[1]): float(m[2]) for m in (re.match(r"^(\d+)\s+([\d.]+) \[", ln) for ln in lines[:start]) if m
@@ -950,6 +951,8 @@ FIGURES = (
     Figure(
         "tuning_kuhn_paired_average", "notes/tuning.md", "tuning/kuhn_paired_average.txt", render_bench_text
     ),
+    Figure("tuning_kuhn_main_magnet", "notes/tuning.md", "tuning/kuhn_main_magnet.txt", render_bench_text),
+    Figure("tuning_leduc_main_magnet", "notes/tuning.md", "tuning/leduc_main_magnet.txt", render_bench_text),
     Figure(
         "tuning_leduc_paired_average", "notes/tuning.md", "tuning/leduc_paired_average.txt", render_bench_text
     ),

@@ -409,3 +409,19 @@ def test_mappo_by_role_its_former_name_is_still_read() -> None:
         load_config(
             None, ["learner.mappo_by_role={main_agent: {lr: 0.001}}", "learner.by_role={x: {lr: 0.1}}"]
         )
+
+
+def test_magnet_schedule_lr_slows_the_magnet_with_the_learning_rate() -> None:
+    """With ``magnet_schedule: lr`` the magnet's step is ``magnet_rate`` times the lr fraction of
+    the next update; ``constant`` keeps the full rate however far the lr has decayed."""
+    base = dict(lr=3e-3, magnet_coef=0.5, magnet_rate=0.4, lr_schedule="linear", lr_decay_updates=2)
+    base["lr_final_fraction"] = 0.25
+    rng = np.random.default_rng(6)
+    for schedule, rates in (("lr", [0.4 * 0.625, 0.4 * 0.25, 0.4 * 0.25]), ("constant", [0.4, 0.4, 0.4])):
+        learner = MAPPOLearner(SPEC, MAPPOConfig(**base, magnet_schedule=schedule), seed=2)  # type: ignore[arg-type]
+        for rate in rates:
+            before = {k: v.clone() for k, v in learner._magnet.state_dict().items()}
+            learner.update(bandit_batch(learner.policy, rng))
+            actor = learner.policy.actor.state_dict()
+            for k, v in learner._magnet.state_dict().items():
+                torch.testing.assert_close(v, before[k] + rate * (actor[k] - before[k]))

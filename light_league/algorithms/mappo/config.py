@@ -111,6 +111,12 @@ class MAPPOConfig(Section):
     """Fraction of the way the magnet moves toward the actor after each update (1: the magnet is
     the previous policy)."""
 
+    magnet_schedule: Literal["constant", "lr"] = "constant"
+    """constant: the magnet moves ``magnet_rate`` after every update; lr: ``magnet_rate`` times the
+    learning-rate schedule's current fraction, so the magnet slows as the actor's steps shrink
+    (MMD ties the magnet's step to the step size). With ``constant`` and a decaying learning
+    rate the magnet catches up with a slowing actor, the pull vanishes and self-play drifts."""
+
     value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
     """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
 

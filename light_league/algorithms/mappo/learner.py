@@ -241,10 +241,13 @@ class MAPPOLearner(Learner):
 
     @torch.no_grad()
     def _move_magnet(self) -> None:
-        """Magnet parameters move ``magnet_rate`` of the way toward the actor's."""
+        """Magnet parameters move ``magnet_rate`` (times the lr fraction, with ``magnet_schedule:
+        lr``) of the way toward the actor's."""
         if self.config.magnet_coef <= 0.0:
             return
         rate = self.config.magnet_rate
+        if self.config.magnet_schedule == "lr":
+            rate *= self.lr_fraction
         for m, p in zip(self._magnet.parameters(), self._policy.actor.parameters()):
             m.lerp_(p, rate)
 
