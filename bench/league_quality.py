@@ -65,11 +65,10 @@ class RunSummary:
     learned_nash_mass: float | None = None
     #: poker-like: (clock seconds, nash_conv) per generation
     nash_conv: list[tuple[float, float]] = field(default_factory=list)
-    #: poker-like: the newest main agent's and the average policy's NashConv per generation (where recorded)
-    main_nash_conv: list[float] = field(default_factory=list)
-    average_nash_conv: list[float] = field(default_factory=list)
-    #: poker-like: (clock seconds, the newest main agent's NashConv) per generation
-    main_nash_conv_at: list[tuple[float, float]] = field(default_factory=list)
+    #: poker-like: (clock seconds, NashConv) of the newest main agent and of the average policy,
+    #: per generation (where recorded)
+    main_nash_conv: list[tuple[float, float]] = field(default_factory=list)
+    average_nash_conv: list[tuple[float, float]] = field(default_factory=list)
 
 
 def read_run(run_dir: Path, seed: str) -> RunSummary:
@@ -88,14 +87,12 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
         clock = float(rec["wall_s"]) - nash_conv_s
         if value is not None:
             out.nash_conv.append((clock, value))
-        if rec.get("main_nash_conv") is not None:
-            out.main_nash_conv_at.append((clock, float(rec["main_nash_conv"])))
         for key, values in (
             ("main_nash_conv", out.main_nash_conv),
             ("average_nash_conv", out.average_nash_conv),
         ):
             if rec.get(key) is not None:
-                values.append(float(rec[key]))
+                values.append((clock, float(rec[key])))
         roles = run.members(rec["generation"])
         baselines = [pid for pid, role in roles.items() if role == "baseline"]
         if baselines:
@@ -269,13 +266,13 @@ def report(
             if any(getattr(r, attr) for r in runs):
                 print(f"\nNashConv of the {title}, per generation:")
                 for r in runs:
-                    print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for v in getattr(r, attr)))
+                    print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for _, v in getattr(r, attr)))
         marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
         print("\nThe Nash mixture:")
         marks_table(runs, [r.nash_conv for r in runs], marks, target, markdown)
-        if all(r.main_nash_conv_at for r in runs):
+        if all(r.main_nash_conv for r in runs):
             print("\nThe newest main agent:")
-            marks_table(runs, [r.main_nash_conv_at for r in runs], marks, target, markdown)
+            marks_table(runs, [r.main_nash_conv for r in runs], marks, target, markdown)
 
 
 def marks_table(

@@ -38,12 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SEED = 2029
 
 
-def newest_main(run: Path) -> tuple[str, Any]:
-    """The run's newest main-agent snapshot: (member id, policy)."""
+def main_snapshot(run: Path, generation: int | None = None) -> tuple[str, Any]:
+    """The run's newest main-agent snapshot as of ``generation`` (None: the last completed):
+    (member id, policy)."""
     from light_league.run_reader import RunReader
 
     reader = RunReader(run)
-    weights = reader.target("main").weights
+    weights = reader.target("main", generation).weights
     if len(weights) != 1:
         raise SystemExit(f"{run} has {len(weights)} main agents; this bench compares runs with one")
     member = next(iter(weights))
@@ -66,7 +67,7 @@ def measure(seed: int, args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit(
                 f"{run} holds no run: make it first with bench/probe_league.py --work {args.work}"
             )
-    (league_id, league_main), (self_id, self_main) = newest_main(league), newest_main(self_play)
+    (league_id, league_main), (self_id, self_main) = main_snapshot(league), main_snapshot(self_play)
     reader = RunReader(league)
     env = reader.make_env(min(args.games, 256))
     start = time.perf_counter()
@@ -103,37 +104,36 @@ def snapshot_by(run: Path, mark_s: float) -> tuple[str, Any]:
     the run's clock: (member id, policy)."""
     from light_league.run_reader import RunReader
 
-    reader = RunReader(run)
-    done = [int(r["generation"]) for r in reader.records() if float(r["wall_s"]) <= mark_s]
+    done = [int(r["generation"]) for r in RunReader(run).records() if float(r["wall_s"]) <= mark_s]
     if not done:
         raise SystemExit(f"{run} ended no generation by {mark_s:g} s; give later --marks")
-    weights = reader.target("main", generation=max(done)).weights
-    member = next(iter(weights))
-    return member, reader.policy(member)
+    return main_snapshot(run, max(done))
 
 
 def measure_marks(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One seed's duels at ``args.marks`` (cached as ``<work>/marks_s<seed>.json`` per mark)."""
     out = args.work / f"marks_s{seed}.json"
     cached: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
-    from light_league.rollout.head_to_head import match
-    from light_league.run_reader import RunReader
+    keys = {mark: f"{mark:g}:{args.games}" for mark in args.marks}
+    todo = [mark for mark in args.marks if keys[mark] not in cached]
+    if todo:
+        from light_league.rollout.head_to_head import match
+        from light_league.run_reader import RunReader
 
-    league, self_play = args.work / f"league_s{seed}", args.work / f"self_play_s{seed}"
-    env = None
-    for mark in args.marks:
-        key = f"{mark:g}:{args.games}"
-        if key in cached:
-            continue
-        (league_id, league_main), (self_id, self_main) = (
-            snapshot_by(league, mark),
-            snapshot_by(self_play, mark),
-        )
-        env = env or RunReader(league).make_env(min(args.games, 256))
-        duel = match(env, league_main, self_main, args.games, seed=SEED).to_json()
-        cached[key] = {"league_main": league_id, "self_play_main": self_id, **duel}
-        out.write_text(json.dumps(cached, indent=1))
-    return [{"mark_s": mark, **cached[f"{mark:g}:{args.games}"]} for mark in args.marks]
+        league, self_play = args.work / f"league_s{seed}", args.work / f"self_play_s{seed}"
+        env = RunReader(league).make_env(min(args.games, 256))
+        try:
+            for mark in todo:
+                (league_id, league_main), (self_id, self_main) = (
+                    snapshot_by(league, mark),
+                    snapshot_by(self_play, mark),
+                )
+                duel = match(env, league_main, self_main, args.games, seed=SEED).to_json()
+                cached[keys[mark]] = {"league_main": league_id, "self_play_main": self_id, **duel}
+                out.write_text(json.dumps(cached, indent=1))
+        finally:
+            env.close()
+    return [{"mark_s": mark, **cached[keys[mark]]} for mark in args.marks]
 
 
 def report_marks(marks: dict[int, list[dict[str, Any]]], args: argparse.Namespace) -> None:
