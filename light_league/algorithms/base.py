@@ -155,6 +155,12 @@ class Learner(ABC):
     @abstractmethod
     def set_weights(self, weights: dict[str, np.ndarray]) -> None: ...
 
+    def snapshot_weights(self) -> dict[str, np.ndarray] | None:
+        """The weights a snapshot of this learner freezes into the population, when they are not
+        its last ones (MAPPO's ``snapshot_average_rate``: an average of recent weights); None:
+        the last published weights. Optional: the default is None."""
+        return None
+
     @abstractmethod
     def policy_meta(self) -> dict[str, Any]:
         """JSON-able description needed to rebuild the policy from weights (kind, architecture, spaces)."""

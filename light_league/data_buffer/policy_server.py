@@ -61,14 +61,25 @@ class PolicyServer:
         self._entries[policy_id] = entry
         self._touch(policy_id)
 
-    def freeze(self, source_id: str, new_id: str) -> PolicyEntry:
-        """Copy ``source_id``'s current weights into the frozen ``new_id`` (and onto disk)."""
+    def freeze(
+        self, source_id: str, new_id: str, weights: dict[str, np.ndarray] | None = None
+    ) -> PolicyEntry:
+        """Copy ``source_id``'s current weights into the frozen ``new_id`` (and onto disk); with
+        ``weights``, freeze those instead (a learner's snapshot average), under its kind and meta."""
         src = self._get(source_id)
+        meta = {**src.meta, "frozen_from": source_id, "source_version": src.version}
+        if weights is not None:
+            missing = sorted(set(src.weights) ^ set(weights))
+            if missing:
+                raise ValueError(
+                    f"snapshot weights for {source_id!r} do not match its published ones: {missing} differ"
+                )
+            meta["averaged"] = True
         entry = PolicyEntry(
             new_id,
             src.kind,
-            {**src.meta, "frozen_from": source_id, "source_version": src.version},
-            {k: v.copy() for k, v in src.weights.items()},
+            meta,
+            {k: np.array(v, copy=True) for k, v in (src.weights if weights is None else weights).items()},
             1,
             frozen=True,
         )

@@ -44,6 +44,11 @@ class LearnerComponent(Protocol):
 
     def get_version(self) -> int: ...
 
+    def snapshot_weights(self) -> dict[str, Any] | None:
+        """Weights (numpy arrays) a snapshot freezes in place of the last published ones; None: the
+        last published ones (see ``Learner.snapshot_weights``)."""
+        ...
+
     def reset(self, source: str | None = None) -> int:
         """Back to the initial policy (with ``source``: to that learner's current weights); the new version."""
         ...

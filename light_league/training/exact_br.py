@@ -94,6 +94,9 @@ class ExactBRRunner:
     def get_version(self) -> int:
         return self.version
 
+    def snapshot_weights(self) -> dict[str, Any] | None:
+        return None  # a best response is frozen as it is
+
     def reset(self, source: str | None = None) -> int:
         if source is not None:
             raise ValueError(

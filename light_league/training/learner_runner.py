@@ -111,6 +111,14 @@ class LearnerRunner:
     def get_version(self) -> int:
         return self.version
 
+    def snapshot_weights(self) -> dict[str, Any] | None:
+        weights = self.learner.snapshot_weights()
+        if weights is not None:
+            for name, array in weights.items():
+                if not np.isfinite(array).all():
+                    raise self._non_finite(f"the snapshot average has non-finite weights ({name})")
+        return weights
+
     def reset(self, source: str | None = None) -> int:
         """Back to the initial learner state (exploiter resets); with ``source``, then take that
         policy's current weights from the PolicyServer (fresh optimisers all the same). Returns

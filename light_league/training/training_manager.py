@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from light_league.execution.base import Executor, Handle
 from light_league.rollout.rollout_manager import Collection, RolloutManager
@@ -165,6 +166,10 @@ class TrainingManager:
         """Reset ``learner_id`` to its initial weights, or to learner ``source``'s current ones."""
         handle = self.learners[learner_id]
         self.versions[learner_id] = self.executor.invoke(handle, LearnerComponent.reset, source)
+
+    def snapshot_weights(self, learner_id: str) -> dict[str, Any] | None:
+        """The weights a snapshot of ``learner_id`` freezes (None: its last published ones)."""
+        return self.executor.invoke(self.learners[learner_id], LearnerComponent.snapshot_weights)
 
     def refresh_versions(self) -> None:
         self.versions = {

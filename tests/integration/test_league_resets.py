@@ -106,3 +106,31 @@ def test_a_task_weighted_meta_trains_against_the_recorded_meta_strategy(tmp_path
                 assert task["opponents"] == pytest.approx(
                     {k: v for k, v in before.items() if v > 0}, abs=1e-4
                 )
+
+
+def test_a_snapshot_average_is_what_the_main_agent_freezes(tmp_path: Path) -> None:
+    """``snapshot_average_rate`` through the real components: the member a main agent adds holds
+    the learner's running average (as checkpointed), not its last weights, and says so."""
+    from light_league.data_buffer.policy_files import load_policy_files
+
+    run_dir = tmp_path / "run"
+    overrides = [
+        "stop.max_generations=1",
+        "logging.tensorboard=false",
+        "learner.by_role={main_agent: {snapshot_average_rate: 0.3}}",
+        "scheduler.main_agent.checkpoint_min_steps=2048",  # a snapshot after generation 0
+        "scheduler.main_agent.checkpoint_max_steps=2048",
+    ]
+    assert main(["--config", str(CONFIG), "--run-dir", str(run_dir), "--quiet", *overrides]) == 0
+    state = learner_state(run_dir, "main_agent_0")
+    assert state["snapshot_average"] is not None
+    files = (run_dir / "policies").glob("main_agent_0-v*.json")
+    newest = max(files, key=lambda p: int(p.stem.split("-v")[1]))
+    assert newest.stem != "main_agent_0-v0"  # a snapshot after training, not the initial weights
+    weights, meta = load_policy_files(newest.with_suffix(""))
+    assert meta["averaged"] is True
+    for name, value in state["snapshot_average"].items():
+        torch.testing.assert_close(torch.from_numpy(weights[name]), value, rtol=0, atol=0, msg=name)
+    assert any(not torch.equal(state["weights"][k], v) for k, v in state["snapshot_average"].items())
+    initial = json.loads((run_dir / "policies" / "main_agent_0-v0.json").read_text())
+    assert "averaged" not in initial  # the initial weights are frozen as they are

@@ -425,3 +425,41 @@ def test_magnet_schedule_lr_slows_the_magnet_with_the_learning_rate() -> None:
             actor = learner.policy.actor.state_dict()
             for k, v in learner._magnet.state_dict().items():
                 torch.testing.assert_close(v, before[k] + rate * (actor[k] - before[k]))
+
+
+def test_snapshot_average_is_a_running_average_of_the_parameters_and_belongs_to_the_lineage() -> None:
+    """``snapshot_average_rate``: after the lineage's ``n``-th update every parameter of the
+    average moves ``max(rate, 1/n)`` toward the learner's (a plain mean of the weights so far,
+    then a running average); the learner's own weights are untouched; buffers (ValueNorm) are
+    the learner's; the average survives a checkpoint and restarts with the lineage."""
+    rng = np.random.default_rng(8)
+    off = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3), seed=2)
+    off.update(bandit_batch(off.policy, rng))
+    assert off.snapshot_weights() is None
+
+    rate = 0.25
+    learner = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3, snapshot_average_rate=rate), seed=2)
+    expected = {k: v.copy() for k, v in learner.get_weights().items()}
+    params = {name for name, _ in learner.policy.named_parameters()}
+    for n in range(1, 6):  # steps 1, 1/2, 1/3, then the rate 1/4, 1/4
+        learner.update(bandit_batch(learner.policy, rng))
+        now = learner.get_weights()
+        for k in params:
+            expected[k] = expected[k] + max(rate, 1 / n) * (now[k] - expected[k])
+    snap, now = learner.snapshot_weights(), learner.get_weights()
+    assert snap is not None and set(snap) == set(now)
+    for k in snap:
+        np.testing.assert_allclose(snap[k], expected[k] if k in params else now[k], rtol=1e-5, atol=1e-6)
+    assert any(not np.allclose(snap[k], now[k]) for k in params)  # the average lags the learner
+
+    restored = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3, snapshot_average_rate=rate), seed=9)
+    restored.load_state_dict(learner.state_dict())
+    for k, v in restored.snapshot_weights().items():  # type: ignore[union-attr]
+        np.testing.assert_array_equal(v, snap[k])
+
+    learner.set_weights(off.get_weights())  # a restart from another learner: a new lineage
+    for k, v in learner.snapshot_weights().items():  # type: ignore[union-attr]
+        np.testing.assert_array_equal(v, off.get_weights()[k])
+    learner.reset_weights()
+    for k, v in learner.snapshot_weights().items():  # type: ignore[union-attr]
+        np.testing.assert_array_equal(v, learner.get_weights()[k])

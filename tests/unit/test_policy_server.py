@@ -40,6 +40,19 @@ def test_freeze_is_a_copy_not_a_reference_to_live_weights(tmp_path: Path) -> Non
         server.publish("learner-v0", "mappo", META, weights(3.0))
 
 
+def test_freeze_with_weights_freezes_those_and_says_so(tmp_path: Path) -> None:
+    """A learner's snapshot average is frozen in place of its published weights, with its kind
+    and meta and ``averaged`` in the meta; weights with other entries are refused."""
+    server = PolicyServer(storage_dir=str(tmp_path))
+    server.publish("learner", "mappo", META, weights(1.0))
+    frozen = server.freeze("learner", "learner-v0", weights(0.5))
+    assert float(frozen.weights["w"][0, 0]) == 0.5 and frozen.kind == "mappo"
+    assert frozen.meta["averaged"] is True and frozen.meta["frozen_from"] == "learner"
+    assert float(server.get("learner").weights["w"][0, 0]) == 1.0  # the learner's own are untouched
+    with pytest.raises(ValueError, match="do not match its published ones"):
+        server.freeze("learner", "learner-v1", {"w": weights(0.5)["w"]})
+
+
 def test_pulling_more_frozen_policies_than_fit_in_memory_returns_all_weights(tmp_path: Path) -> None:
     server = PolicyServer(storage_dir=str(tmp_path), max_in_memory=2)
     for i in range(6):

@@ -117,6 +117,16 @@ class MAPPOConfig(Section):
     (MMD ties the magnet's step to the step size). With ``constant`` and a decaying learning
     rate the magnet catches up with a slowing actor, the pull vanishes and self-play drifts."""
 
+    snapshot_average_rate: float = Field(0.0, ge=0.0, le=1.0)
+    """Snapshots freeze an average of the learner's recent weights instead of its last ones
+    (Polyak averaging): after the lineage's ``n``-th update every parameter of the average moves
+    ``max(rate, 1/n)`` of the way to the learner's, the plain mean of its weights for the first
+    ``1/rate`` updates, then an exponential average (0.03: about the last 64). Rollouts and
+    training use the learner's own weights; only the members it adds to the population are
+    averaged, which takes the update-to-update noise out of a policy that has settled. The
+    average restarts with the lineage (a reset, a restart from another learner). 0: off, a
+    snapshot is the last weights."""
+
     value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
     """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
 

@@ -121,6 +121,7 @@ class MAPPOLearner(Learner):
         self._policy.to(self.device)  # before the optimisers take its parameters
         self._initial_weights = self._policy.get_weights()
         self._magnet = self._new_magnet()
+        self._restart_average()
         self.entropy_coef = config.entropy_coef
         self._shuffle = torch.Generator().manual_seed(seed + 1)
         self._actor_opt, self._critic_opt = self._make_optimisers()
@@ -152,15 +153,28 @@ class MAPPOLearner(Learner):
         metrics["entropy_coef"] = entropy_coef
         self._adapt_entropy_coef(data)
         self._move_magnet()
+        self._move_average()
         return metrics
 
     def get_weights(self) -> dict[str, np.ndarray]:
         return self._policy.get_weights()
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
-        """The policy takes ``weights``; the magnet restarts from them (it belongs to the lineage)."""
+        """The policy takes ``weights``; the magnet and the snapshot average restart from them
+        (they belong to the lineage)."""
         self._policy.set_weights(weights)
         self._magnet = self._new_magnet()
+        self._restart_average()
+
+    def snapshot_weights(self) -> dict[str, np.ndarray] | None:
+        """With ``snapshot_average_rate``: the weights with every parameter replaced by its
+        running average (what a snapshot freezes); else None (the last weights)."""
+        if self._average is None:
+            return None
+        weights = self._policy.get_weights()
+        for name, value in self._average.items():
+            weights[name] = value.detach().cpu().numpy().copy()
+        return weights
 
     def policy_meta(self) -> dict[str, Any]:
         return {
@@ -187,6 +201,12 @@ class MAPPOLearner(Learner):
             "schedule_step": self._schedule_step,
             "entropy_coef": self.entropy_coef,
             "magnet": {k: v.detach().cpu().clone() for k, v in self._magnet.state_dict().items()},
+            "snapshot_average": (
+                None
+                if self._average is None
+                else {k: v.detach().cpu().clone() for k, v in self._average.items()}
+            ),
+            "averaged_updates": self._averaged_updates,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -208,6 +228,13 @@ class MAPPOLearner(Learner):
         self._magnet = self._new_magnet()
         if "magnet" in state:
             self._magnet.load_state_dict(state["magnet"])
+        # states written before the average existed, or with it off: it restarts from the weights
+        self._restart_average()
+        saved = state.get("snapshot_average")
+        if self._average is not None and saved is not None:
+            for name, value in saved.items():
+                self._average[name].copy_(value)
+            self._averaged_updates = int(state.get("averaged_updates", 0))
 
     def reset_weights(self) -> None:
         """Back to the initial weights (ValueNorm included), fresh optimisers, lr schedule restarted.
@@ -218,6 +245,7 @@ class MAPPOLearner(Learner):
         self._actor_opt, self._critic_opt = self._make_optimisers()
         self._schedule_step = 0
         self._magnet = self._new_magnet()
+        self._restart_average()
         self.entropy_coef = self.config.entropy_coef
 
     @property
@@ -250,6 +278,26 @@ class MAPPOLearner(Learner):
             rate *= self.lr_fraction
         for m, p in zip(self._magnet.parameters(), self._policy.actor.parameters()):
             m.lerp_(p, rate)
+
+    def _restart_average(self) -> None:
+        """The snapshot average starts again at the current parameters (None:
+        ``snapshot_average_rate`` 0)."""
+        self._averaged_updates = 0
+        self._average: dict[str, torch.Tensor] | None = None
+        if self.config.snapshot_average_rate > 0.0:
+            self._average = {name: p.detach().clone() for name, p in self._policy.named_parameters()}
+
+    @torch.no_grad()
+    def _move_average(self) -> None:
+        """Every averaged parameter moves toward the learner's: by ``1/n`` after the lineage's
+        ``n``-th update (a plain mean of its weights so far, so the first snapshots do not lean on
+        the starting weights), by ``snapshot_average_rate`` once that is the larger step."""
+        if self._average is None:
+            return
+        self._averaged_updates += 1
+        rate = max(self.config.snapshot_average_rate, 1.0 / self._averaged_updates)
+        for name, p in self._policy.named_parameters():
+            self._average[name].lerp_(p, rate)
 
     def _scheduled_entropy_coef(self) -> float:
         """The entropy coefficient of this update: the adaptive/fixed one, times the schedule's
