@@ -954,6 +954,27 @@ FIGURES = (
     Figure("tuning_kuhn_main_magnet", "notes/tuning.md", "tuning/kuhn_main_magnet.txt", render_bench_text),
     Figure("tuning_leduc_main_magnet", "notes/tuning.md", "tuning/leduc_main_magnet.txt", render_bench_text),
     Figure(
+        "tuning_kuhn_snapshot_average",
+        "notes/tuning.md",
+        "tuning/kuhn_snapshot_average.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_leduc_snapshot_average",
+        "notes/tuning.md",
+        "tuning/leduc_snapshot_average.txt",
+        render_bench_text,
+    ),
+    Figure(
+        "tuning_kuhn_strategy_seeds", "notes/tuning.md", "tuning/kuhn_strategy_seeds.txt", render_bench_text
+    ),
+    Figure(
+        "tuning_kuhn_strategy_tuning_runs",
+        "notes/tuning.md",
+        "tuning/kuhn_strategy_tuning_runs.txt",
+        render_bench_text,
+    ),
+    Figure(
         "tuning_leduc_paired_average", "notes/tuning.md", "tuning/leduc_paired_average.txt", render_bench_text
     ),
     Figure("tuning_leduc", "notes/tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
