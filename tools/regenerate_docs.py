@@ -969,6 +969,13 @@ FIGURES = (
         "tuning_kuhn_strategy_seeds", "notes/tuning.md", "tuning/kuhn_strategy_seeds.txt", render_bench_text
     ),
     Figure(
+        "tuning_kuhn_strategy_trap_variants",
+        "notes/tuning.md",
+        "tuning/kuhn_strategy_trap_variants.txt",
+        render_bench_text,
+    ),
+    Figure("tuning_kuhn_input_norm", "notes/tuning.md", "tuning/kuhn_input_norm.txt", render_bench_text),
+    Figure(
         "tuning_kuhn_strategy_tuning_runs",
         "notes/tuning.md",
         "tuning/kuhn_strategy_tuning_runs.txt",
