@@ -975,6 +975,7 @@ FIGURES = (
         render_bench_text,
     ),
     Figure("tuning_kuhn_input_norm", "notes/tuning.md", "tuning/kuhn_input_norm.txt", render_bench_text),
+    Figure("tuning_leduc_input_norm", "notes/tuning.md", "tuning/leduc_input_norm.txt", render_bench_text),
     Figure(
         "tuning_kuhn_strategy_tuning_runs",
         "notes/tuning.md",
