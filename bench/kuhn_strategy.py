@@ -53,17 +53,15 @@ def nash_row(jack_bet: float) -> list[float]:
 
 
 def bet_probabilities(policy: Policy) -> list[float]:
-    """The probability of action 1 (bet / call) at each column's information state."""
+    """The probability of action 1 (bet / call) at each column's information state (one forward pass)."""
     from light_league.algorithms.game_tree import infostate_table
 
     table = infostate_table("kuhn_poker")
-    out = []
-    for player, key in COLUMNS.values():
-        row = table.strings[player].index(key)
-        obs, mask = table.obs[player][row : row + 1], table.mask[player][row : row + 1]
-        log_probs = np.asarray(policy.log_probs(obs, mask, np.zeros(1, dtype=np.int64)))
-        out.append(float(np.exp(log_probs[0, 1])))
-    return out
+    rows = [(player, table.strings[player].index(key)) for player, key in COLUMNS.values()]
+    obs = np.stack([table.obs[player][row] for player, row in rows])
+    mask = np.stack([table.mask[player][row] for player, row in rows])
+    log_probs = np.asarray(policy.log_probs(obs, mask, np.zeros(len(rows), dtype=np.int64)))
+    return np.exp(log_probs[:, 1]).tolist()
 
 
 def main() -> None:

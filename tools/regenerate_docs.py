@@ -878,6 +878,12 @@ def render_resume_long_run(data: Path) -> str:
     )
 
 
+def _tuning_note(name: str, data: str | None = None) -> Figure:
+    """The figure ``tuning_<name>`` in notes/tuning.md: a bench's text output,
+    ``docs/data/tuning/<data>.txt`` (``data`` defaults to ``name``)."""
+    return Figure(f"tuning_{name}", "notes/tuning.md", f"tuning/{data or name}.txt", render_bench_text)
+
+
 FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
     Figure(
@@ -916,184 +922,49 @@ FIGURES = (
     Figure(
         "league_quality_battalion", "notes/benchmarks.md", "league_quality_battalion.txt", render_bench_text
     ),
-    Figure("tuning_kuhn", "notes/tuning.md", "tuning/kuhn_by_generation.txt", render_bench_text),
-    Figure(
-        "tuning_battalion_headroom", "notes/tuning.md", "tuning/battalion_headroom.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_battalion_direct_aim", "notes/tuning.md", "tuning/battalion_direct_aim.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_battalion_best_response_long",
-        "notes/tuning.md",
-        "tuning/battalion_best_response_long.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_battalion_league_before_aim",
-        "notes/tuning.md",
-        "tuning/battalion_league_before_aim.txt",
-        render_bench_text,
-    ),
-    Figure("tuning_kuhn_seeds", "notes/tuning.md", "tuning/kuhn_config_seeds.txt", render_bench_text),
-    Figure(
-        "tuning_kuhn_main_regularisers",
-        "notes/tuning.md",
-        "tuning/kuhn_main_regularisers.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_main_regularisers",
-        "notes/tuning.md",
-        "tuning/leduc_main_regularisers.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_kuhn_paired_average", "notes/tuning.md", "tuning/kuhn_paired_average.txt", render_bench_text
-    ),
-    Figure("tuning_kuhn_main_magnet", "notes/tuning.md", "tuning/kuhn_main_magnet.txt", render_bench_text),
-    Figure("tuning_leduc_main_magnet", "notes/tuning.md", "tuning/leduc_main_magnet.txt", render_bench_text),
-    Figure(
-        "tuning_kuhn_snapshot_average",
-        "notes/tuning.md",
-        "tuning/kuhn_snapshot_average.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_snapshot_average",
-        "notes/tuning.md",
-        "tuning/leduc_snapshot_average.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_kuhn_strategy_seeds", "notes/tuning.md", "tuning/kuhn_strategy_seeds.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_kuhn_strategy_trap_variants",
-        "notes/tuning.md",
-        "tuning/kuhn_strategy_trap_variants.txt",
-        render_bench_text,
-    ),
-    Figure("tuning_kuhn_input_norm", "notes/tuning.md", "tuning/kuhn_input_norm.txt", render_bench_text),
-    Figure("tuning_leduc_input_norm", "notes/tuning.md", "tuning/leduc_input_norm.txt", render_bench_text),
-    Figure(
-        "tuning_kuhn_strategy_tuning_runs",
-        "notes/tuning.md",
-        "tuning/kuhn_strategy_tuning_runs.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_paired_average", "notes/tuning.md", "tuning/leduc_paired_average.txt", render_bench_text
-    ),
-    Figure("tuning_leduc", "notes/tuning.md", "tuning/leduc_by_generation.txt", render_bench_text),
-    Figure(
-        "tuning_leduc_long_schedule", "notes/tuning.md", "tuning/leduc_long_schedule.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_leduc_main_vs_nash", "notes/tuning.md", "tuning/leduc_main_vs_nash.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_leduc_two_league_exploiters",
-        "notes/tuning.md",
-        "tuning/leduc_two_league_exploiters.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_long_exploiters",
-        "notes/tuning.md",
-        "tuning/leduc_long_exploiters.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_long_sharp_exploiters",
-        "notes/tuning.md",
-        "tuning/leduc_long_sharp_exploiters.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_long_sharp_ab", "notes/tuning.md", "tuning/leduc_long_sharp_ab.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_leduc_no_exploiters_ab",
-        "notes/tuning.md",
-        "tuning/leduc_no_exploiters_ab.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_br_quality_fresh",
-        "notes/tuning.md",
-        "tuning/leduc_br_quality_fresh.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_br_quality_main",
-        "notes/tuning.md",
-        "tuning/leduc_br_quality_main.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_long_kuhn_exploiters",
-        "notes/tuning.md",
-        "tuning/leduc_long_kuhn_exploiters.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_least_exploitable_ab",
-        "notes/tuning.md",
-        "tuning/leduc_least_exploitable_ab.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_output_posthoc", "notes/tuning.md", "tuning/leduc_output_posthoc.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_leduc_long_seeds9_11", "notes/tuning.md", "tuning/leduc_long_seeds9_11.txt", render_bench_text
-    ),
-    Figure(
-        "tuning_leduc_long_seeds9_11_wallclock",
-        "notes/tuning.md",
-        "tuning/leduc_long_seeds9_11_wallclock.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_long_seeds12_14",
-        "notes/tuning.md",
-        "tuning/leduc_long_seeds12_14.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_sharp_seeds15_17",
-        "notes/tuning.md",
-        "tuning/leduc_sharp_seeds15_17.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_leduc_sharp_reset_seeds18_20",
-        "notes/tuning.md",
-        "tuning/leduc_sharp_reset_seeds18_20.txt",
-        render_bench_text,
-    ),
-    Figure("tuning_battalion", "notes/tuning.md", "tuning/battalion_by_generation.txt", render_bench_text),
-    Figure("tuning_battalion_ladder", "notes/tuning.md", "tuning/battalion_ladder.txt", render_bench_text),
-    Figure("tuning_battalion_direct", "notes/tuning.md", "tuning/battalion_direct.txt", render_bench_text),
-    Figure(
-        "tuning_battalion_league",
-        "notes/tuning.md",
-        "tuning/battalion_league_variants.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_battalion_screen_s0",
-        "notes/tuning.md",
-        "tuning/battalion_direct_screen_s0.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "tuning_battalion_screen_s2",
-        "notes/tuning.md",
-        "tuning/battalion_direct_screen_s2.txt",
-        render_bench_text,
-    ),
+    _tuning_note("kuhn", "kuhn_by_generation"),
+    _tuning_note("battalion_headroom"),
+    _tuning_note("battalion_direct_aim"),
+    _tuning_note("battalion_best_response_long"),
+    _tuning_note("battalion_league_before_aim"),
+    _tuning_note("kuhn_seeds", "kuhn_config_seeds"),
+    _tuning_note("kuhn_main_regularisers"),
+    _tuning_note("leduc_main_regularisers"),
+    _tuning_note("kuhn_paired_average"),
+    _tuning_note("kuhn_main_magnet"),
+    _tuning_note("leduc_main_magnet"),
+    _tuning_note("kuhn_snapshot_average"),
+    _tuning_note("leduc_snapshot_average"),
+    _tuning_note("kuhn_strategy_seeds"),
+    _tuning_note("kuhn_strategy_trap_variants"),
+    _tuning_note("kuhn_input_norm"),
+    _tuning_note("leduc_input_norm"),
+    _tuning_note("kuhn_strategy_tuning_runs"),
+    _tuning_note("leduc_paired_average"),
+    _tuning_note("leduc", "leduc_by_generation"),
+    _tuning_note("leduc_long_schedule"),
+    _tuning_note("leduc_main_vs_nash"),
+    _tuning_note("leduc_two_league_exploiters"),
+    _tuning_note("leduc_long_exploiters"),
+    _tuning_note("leduc_long_sharp_exploiters"),
+    _tuning_note("leduc_long_sharp_ab"),
+    _tuning_note("leduc_no_exploiters_ab"),
+    _tuning_note("leduc_br_quality_fresh"),
+    _tuning_note("leduc_br_quality_main"),
+    _tuning_note("leduc_long_kuhn_exploiters"),
+    _tuning_note("leduc_least_exploitable_ab"),
+    _tuning_note("leduc_output_posthoc"),
+    _tuning_note("leduc_long_seeds9_11"),
+    _tuning_note("leduc_long_seeds9_11_wallclock"),
+    _tuning_note("leduc_long_seeds12_14"),
+    _tuning_note("leduc_sharp_seeds15_17"),
+    _tuning_note("leduc_sharp_reset_seeds18_20"),
+    _tuning_note("battalion", "battalion_by_generation"),
+    _tuning_note("battalion_ladder"),
+    _tuning_note("battalion_direct"),
+    _tuning_note("battalion_league", "battalion_league_variants"),
+    _tuning_note("battalion_screen_s0", "battalion_direct_screen_s0"),
+    _tuning_note("battalion_screen_s2", "battalion_direct_screen_s2"),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
     Figure("league_recall_run", "mappo.md", "league_recall_run", render_league_recall_run),
     Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),

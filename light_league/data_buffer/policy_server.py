@@ -69,10 +69,10 @@ class PolicyServer:
         src = self._get(source_id)
         meta = {**src.meta, "frozen_from": source_id, "source_version": src.version}
         if weights is not None:
-            missing = sorted(set(src.weights) ^ set(weights))
-            if missing:
+            differ = sorted(set(src.weights) ^ set(weights))
+            if differ:
                 raise ValueError(
-                    f"snapshot weights for {source_id!r} do not match its published ones: {missing} differ"
+                    f"snapshot weights for {source_id!r} do not match its published ones: {differ} differ"
                 )
             meta["averaged"] = True
         entry = PolicyEntry(

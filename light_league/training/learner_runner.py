@@ -70,12 +70,14 @@ class LearnerRunner:
         """Publish the learner's weights as a new version, once they are checked to be finite."""
         meta = self.learner.policy_meta()
         weights = self.learner.get_weights()
+        self._check_finite(weights, f"the update to version {self.version + 1} gave")
+        self.version = self._policy_server.publish(self.learner_id, str(meta["kind"]), meta, weights)
+
+    def _check_finite(self, weights: dict[str, np.ndarray], what: str) -> None:
+        """A NonFiniteError naming the first entry of ``weights`` that is not finite."""
         for name, array in weights.items():
             if not np.isfinite(array).all():
-                raise self._non_finite(
-                    f"the update to version {self.version + 1} gave non-finite weights ({name})"
-                )
-        self.version = self._policy_server.publish(self.learner_id, str(meta["kind"]), meta, weights)
+                raise self._non_finite(f"{what} non-finite weights ({name})")
 
     def _non_finite(self, what: str) -> NonFiniteError:
         return NonFiniteError(
@@ -114,9 +116,7 @@ class LearnerRunner:
     def snapshot_weights(self) -> dict[str, Any] | None:
         weights = self.learner.snapshot_weights()
         if weights is not None:
-            for name, array in weights.items():
-                if not np.isfinite(array).all():
-                    raise self._non_finite(f"the snapshot average has non-finite weights ({name})")
+            self._check_finite(weights, "the snapshot average has")
         return weights
 
     def reset(self, source: str | None = None) -> int:

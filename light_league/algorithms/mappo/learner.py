@@ -120,8 +120,7 @@ class MAPPOLearner(Learner):
         self.device = torch.device(device)
         self._policy.to(self.device)  # before the optimisers take its parameters
         self._initial_weights = self._policy.get_weights()
-        self._magnet = self._new_magnet()
-        self._restart_average()
+        self._restart_lineage()
         self.entropy_coef = config.entropy_coef
         self._shuffle = torch.Generator().manual_seed(seed + 1)
         self._actor_opt, self._critic_opt = self._make_optimisers()
@@ -163,8 +162,7 @@ class MAPPOLearner(Learner):
         """The policy takes ``weights``; the magnet and the snapshot average restart from them
         (they belong to the lineage)."""
         self._policy.set_weights(weights)
-        self._magnet = self._new_magnet()
-        self._restart_average()
+        self._restart_lineage()
 
     def snapshot_weights(self) -> dict[str, np.ndarray] | None:
         """With ``snapshot_average_rate``: the weights with every parameter replaced by its
@@ -225,11 +223,10 @@ class MAPPOLearner(Learner):
         self._schedule_step = int(state["schedule_step"])
         # states written before the regularisers existed: fixed coefficient, magnet = actor
         self.entropy_coef = float(state.get("entropy_coef", self.config.entropy_coef))
-        self._magnet = self._new_magnet()
+        # states written before the magnet or the average existed: they restart from the weights
+        self._restart_lineage()
         if "magnet" in state:
             self._magnet.load_state_dict(state["magnet"])
-        # states written before the average existed, or with it off: it restarts from the weights
-        self._restart_average()
         saved = state.get("snapshot_average")
         if self._average is not None and saved is not None:
             for name, value in saved.items():
@@ -244,8 +241,7 @@ class MAPPOLearner(Learner):
         self._policy.set_weights(self._initial_weights)
         self._actor_opt, self._critic_opt = self._make_optimisers()
         self._schedule_step = 0
-        self._magnet = self._new_magnet()
-        self._restart_average()
+        self._restart_lineage()
         self.entropy_coef = self.config.entropy_coef
 
     @property
@@ -279,9 +275,10 @@ class MAPPOLearner(Learner):
         for m, p in zip(self._magnet.parameters(), self._policy.actor.parameters()):
             m.lerp_(p, rate)
 
-    def _restart_average(self) -> None:
-        """The snapshot average starts again at the current parameters (None:
-        ``snapshot_average_rate`` 0)."""
+    def _restart_lineage(self) -> None:
+        """The magnet and the snapshot average start again at the current weights (they belong to
+        the lineage; the average is None with ``snapshot_average_rate`` 0)."""
+        self._magnet = self._new_magnet()
         self._averaged_updates = 0
         self._average: dict[str, torch.Tensor] | None = None
         if self.config.snapshot_average_rate > 0.0:
