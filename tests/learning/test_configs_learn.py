@@ -13,11 +13,11 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   0.75-2.50 over generations 8-11; a league that learns nothing stays near 4);
 * kuhn (``league_kuhn.yaml``, played payoffs too): after twelve generations the meta-strategy's
   NashConv is at most 0.08 in one of the last four generations, and the main agent (self-play
-  with a magnet, snapshots averaged, no input LayerNorm) has settled: at most 0.04 in one of them
-  and at most 0.065 in all four (seed 0: meta 0.047-0.096, main 0.025-0.057; seed 5: main
-  0.051-0.066. Seed 0's main agent read 0.046-0.071 with the input LayerNorm, 0.046-0.089 without
-  the snapshot average as well, and 0.180-0.226 trained against the league before that; uniform
-  play: 0.917).
+  with a magnet, snapshots averaged, no input LayerNorm, two thirds of the training) has settled:
+  at most 0.03 in one of them and at most 0.045 in all four (seed 0: meta 0.053-0.303, main
+  0.021-0.031; seed 5: main 0.013-0.030. Seed 0's main agent read 0.025-0.057 with a third of the
+  training, 0.046-0.071 with the input LayerNorm as well, 0.046-0.089 without the snapshot
+  average, and 0.180-0.226 trained against the league before that; uniform play: 0.917).
 
 In both poker tests the average policy (the meta-strategy distilled into one network,
 ``league.average_policy``, on in both configs) must follow the meta-strategy: the median gap over
@@ -106,7 +106,7 @@ def test_league_kuhn_yaml_reaches_a_small_nash_conv(tmp_path: Path) -> None:
     meta = [r["meta_nash_conv"] for r in records]
     assert len(records) == 12
     shown = f"main {np.round(main, 4).tolist()}, meta {np.round(meta, 4).tolist()}"
-    assert min(meta[-4:]) <= 0.08 and min(main[-4:]) <= 0.04 and max(main[-4:]) <= 0.065, shown
+    assert min(meta[-4:]) <= 0.08 and min(main[-4:]) <= 0.03 and max(main[-4:]) <= 0.045, shown
     # the average policy (the meta-strategy distilled into one network) follows the meta-strategy
     average = [r["average_nash_conv"] for r in records]
     gaps = [abs(a - m) for a, m in zip(average[-4:], meta[-4:])]
