@@ -70,7 +70,6 @@ def read_run(
 ) -> Reading:
     from light_league.algorithms.game_tree import expected_payoff_matrix, nash_conv
     from light_league.game_theory import meta_solvers
-    from light_league.game_theory.nash import solve_zero_sum
     from light_league.run_reader import RunReader
 
     reader = RunReader(run)
@@ -88,7 +87,7 @@ def read_run(
     sampled = (snap.win_rates - 0.5) * (hi - lo)
     errors = (sampled - exact)[played]
     counts = snap.games[played]
-    x, _, _ = solve_zero_sum(exact)
+    x = meta_solvers.nash(exact)  # the LP Nash, as the runs solve their played tables
     reading = Reading(
         run=run.name,
         members=len(ids),
@@ -97,7 +96,7 @@ def read_run(
         game_variance=float(np.mean(errors**2 * counts)),
         run_meta=nash_conv(env_name, policies, snap.meta_strategy),
         exact_nash=nash_conv(env_name, policies, x),
-        exact_support=int((x > 1e-3).sum()),
+        exact_support=int((x >= meta_solvers.SUPPORT_THRESHOLD).sum()),
     )
     rng = np.random.default_rng(seed)
     for sd in sds:
@@ -105,8 +104,7 @@ def read_run(
         for _ in range(draws):
             noise = rng.normal(0.0, sd, exact.shape)
             noise = (noise - noise.T) / np.sqrt(2.0)  # antisymmetric, each cell still sd
-            y, _, _ = solve_zero_sum(exact + noise)
-            values.append(nash_conv(env_name, policies, y))
+            values.append(nash_conv(env_name, policies, meta_solvers.nash(exact + noise)))
         reading.noisy[sd] = (float(np.mean(values)), float(np.max(values)))
     table = np.where(played, snap.win_rates, 0.5) - 0.5  # zero-sum form; every shipped table is full
     mixtures = {"nash": meta_solvers.nash(table)}

@@ -1,9 +1,11 @@
-"""Shared test settings: no network, no W&B, one Ray instance per session (only for `ray` tests)."""
+"""Shared test settings: no network, no W&B, one Ray instance per session (only for `ray` tests),
+and one tiny finished Kuhn league for the tests of the benches that read runs."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -34,3 +36,31 @@ def ray_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         )
     yield
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def tiny_kuhn_league(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished ``league_kuhn.yaml`` run of three generations, 2,048 env steps and one snapshot
+    a generation for each of its three learners (seconds); read it, do not write to it."""
+    from light_league.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    roles = ("main_agent", "main_exploiter", "league_exploiter")
+    run = tmp_path_factory.mktemp("tiny_kuhn_league") / "run"
+    argv = [
+        "--config",
+        str(root / "expr_configs" / "league_kuhn.yaml"),
+        "--run-dir",
+        str(run),
+        "stop.max_generations=3",
+        "stop.max_wall_s=null",
+        "stop.target_nash_conv=null",
+        "scheduler.steps_per_generation=2048",
+        *(f"scheduler.{role}.steps_per_generation=2048" for role in roles),
+        *(f"scheduler.{role}.checkpoint_{b}_steps=2048" for role in roles for b in ("min", "max")),
+        "league.average_policy.enabled=false",
+        "evaluation.adaptive_budget=2000",
+        "logging.console=quiet",
+    ]
+    assert main(argv) == 0
+    return run

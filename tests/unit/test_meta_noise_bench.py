@@ -1,4 +1,4 @@
-"""bench/meta_noise.py on one tiny real Kuhn league: its reading of the run's meta-strategy is the
+"""bench/meta_noise.py on one tiny real Kuhn league (the session's ``tiny_kuhn_league``): its reading of the run's meta-strategy is the
 run's own ``meta_nash_conv``, its cell errors are in chips, and its games estimate follows them."""
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from light_league.cli import main
-
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("meta_noise", ROOT / "bench" / "meta_noise.py")
 assert SPEC is not None and SPEC.loader is not None
@@ -19,33 +17,10 @@ bench = importlib.util.module_from_spec(SPEC)
 sys.modules[SPEC.name] = bench
 SPEC.loader.exec_module(bench)
 
-ROLES = ("main_agent", "main_exploiter", "league_exploiter")
 
-
-@pytest.fixture(scope="module")
-def kuhn_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = tmp_path_factory.mktemp("meta_noise") / "run"
-    argv = [
-        "--config",
-        str(ROOT / "expr_configs" / "league_kuhn.yaml"),
-        "--run-dir",
-        str(run),
-        "stop.max_generations=3",
-        "stop.max_wall_s=null",
-        "scheduler.steps_per_generation=2048",
-        *(f"scheduler.{role}.steps_per_generation=2048" for role in ROLES),
-        *(f"scheduler.{role}.checkpoint_{b}_steps=2048" for role in ROLES for b in ("min", "max")),
-        "league.average_policy.enabled=false",
-        "evaluation.adaptive_budget=2000",
-        "logging.console=quiet",
-    ]
-    assert main(argv) == 0
-    return run
-
-
-def test_the_reading_matches_the_run_and_is_in_chips(kuhn_run: Path) -> None:
-    reading = bench.read_run(kuhn_run, (0.01, 0.1), draws=2, seed=0)
-    records = [json.loads(line) for line in (kuhn_run / "generations.jsonl").read_text().splitlines()]
+def test_the_reading_matches_the_run_and_is_in_chips(tiny_kuhn_league: Path) -> None:
+    reading = bench.read_run(tiny_kuhn_league, (0.01, 0.1), draws=2, seed=0)
+    records = [json.loads(line) for line in (tiny_kuhn_league / "generations.jsonl").read_text().splitlines()]
     # the run's own meta-strategy, read back from its payoff table, is the one the run measured
     assert reading.run_meta == pytest.approx(records[-1]["meta_nash_conv"], abs=1e-9)
     assert reading.members == len(records[-1]["population"])
@@ -61,21 +36,21 @@ def test_the_reading_matches_the_run_and_is_in_chips(kuhn_run: Path) -> None:
         assert 0.0 <= mean <= worst <= 0.917 + 1e-9
 
 
-def test_the_output_file_carries_the_command(kuhn_run: Path, tmp_path: Path) -> None:
+def test_the_output_file_carries_the_command(tiny_kuhn_league: Path, tmp_path: Path) -> None:
     out = tmp_path / "noise.txt"
-    bench.main([str(kuhn_run), "--sd", "0.05", "--draws", "1", "--out", str(out)])
+    bench.main([str(tiny_kuhn_league), "--sd", "0.05", "--draws", "1", "--out", str(out)])
     text = out.read_text()
     assert text.startswith("# command: python ") and "--out" not in text.splitlines()[0]
     assert "exact-table Nash" in text and "games for 0.05" in text
 
 
-def test_bad_arguments_say_what_to_give(kuhn_run: Path) -> None:
+def test_bad_arguments_say_what_to_give(tiny_kuhn_league: Path) -> None:
     with pytest.raises(SystemExit, match="positive noise levels and positive temperatures"):
-        bench.main([str(kuhn_run), "--sd", "0"])
+        bench.main([str(tiny_kuhn_league), "--sd", "0"])
 
 
-def test_the_played_table_through_each_solver(kuhn_run: Path) -> None:
-    reading = bench.read_run(kuhn_run, (0.1,), draws=1, seed=0, qre=(0.003,))
+def test_the_played_table_through_each_solver(tiny_kuhn_league: Path) -> None:
+    reading = bench.read_run(tiny_kuhn_league, (0.1,), draws=1, seed=0, qre=(0.003,))
     assert list(reading.solvers) == ["nash", "qre 0.003", "prd", "uniform"]
     assert reading.solvers["nash"] == pytest.approx(reading.run_meta, abs=1e-9)  # the run solves the LP Nash
     assert all(0.0 <= v <= 0.917 + 1e-9 for v in reading.solvers.values())
