@@ -949,6 +949,7 @@ FIGURES = (
     _tuning_note("kuhn_average_window"),
     _tuning_note("kuhn_magnet_strength"),
     _tuning_note("kuhn_strong_magnet_bench"),
+    _tuning_note("kuhn_magnet_alone"),
     _tuning_note("kuhn_strategy_strong_magnet_bench"),
     _tuning_note("leduc_no_input_norm_bench"),
     _tuning_note("leduc_paired_average"),
