@@ -4,16 +4,12 @@ reading the log would take (the 500 MB figure is bench/resume_long_run.py's, doc
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+import resume_long_run as bench  # bench/ is on pytest's pythonpath
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("resume_long_run", ROOT / "bench" / "resume_long_run.py")
-assert SPEC is not None and SPEC.loader is not None
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
 
 
 @pytest.mark.slow

@@ -8,18 +8,8 @@ at the memoryless value (0) within the evaluation's noise. About 15 s on one cor
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("recurrent_memory", ROOT / "bench" / "recurrent_memory.py")
-assert SPEC is not None and SPEC.loader is not None
-bench = importlib.util.module_from_spec(SPEC)
-sys.modules[SPEC.name] = bench
-SPEC.loader.exec_module(bench)
+import recurrent_memory as bench  # bench/ is on pytest's pythonpath
 
 UPDATES, GAMES = 50, 4000
 

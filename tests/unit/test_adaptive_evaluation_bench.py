@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
+import adaptive_evaluation as bench  # bench/ is on pytest's pythonpath
 import pytest
 
 import envs
 from light_league.run_dir import RUN_FORMAT
 from light_league.run_reader import RunReader
-
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location(
-    "adaptive_evaluation", ROOT / "bench" / "adaptive_evaluation.py"
-)
-assert SPEC is not None and SPEC.loader is not None
-bench = importlib.util.module_from_spec(SPEC)
-sys.modules[SPEC.name] = bench  # dataclasses look their module up
-SPEC.loader.exec_module(bench)
 
 #: four scripted baselines joining over three generations
 MEMBERS = [

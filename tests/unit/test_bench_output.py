@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("bench_output", ROOT / "bench" / "bench_output.py")
-assert SPEC is not None and SPEC.loader is not None
-bench_output = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench_output)
+import bench_output  # bench/ is on pytest's pythonpath
 
 
 def test_the_recorded_command_quotes_what_a_shell_would_split_and_drops_out() -> None:

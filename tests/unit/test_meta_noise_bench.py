@@ -3,19 +3,11 @@ run's own ``meta_nash_conv``, its cell errors are in chips, and its games estima
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
+import meta_noise as bench  # bench/ is on pytest's pythonpath
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("meta_noise", ROOT / "bench" / "meta_noise.py")
-assert SPEC is not None and SPEC.loader is not None
-bench = importlib.util.module_from_spec(SPEC)
-sys.modules[SPEC.name] = bench
-SPEC.loader.exec_module(bench)
 
 
 def test_the_reading_matches_the_run_and_is_in_chips(tiny_kuhn_league: Path) -> None:

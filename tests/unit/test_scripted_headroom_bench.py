@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+import scripted_headroom as bench  # bench/ is on pytest's pythonpath
 
 import envs
-
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("scripted_headroom", ROOT / "bench" / "scripted_headroom.py")
-assert SPEC is not None and SPEC.loader is not None
-bench = importlib.util.module_from_spec(SPEC)
-sys.modules[SPEC.name] = bench
-SPEC.loader.exec_module(bench)
 
 
 def test_the_rule_family_at_its_defaults_is_scripted_l5() -> None:
