@@ -3,6 +3,7 @@ reset, schedule, a learning signal on a contextual bandit), plus the learner reg
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -335,6 +336,20 @@ def test_entropy_coefficient_follows_the_linear_schedule_to_its_final_fraction()
     assert coefs == pytest.approx([0.1, 0.08, 0.06, 0.04, 0.02, 0.02])
     constant = MAPPOLearner(SPEC, MAPPOConfig(entropy_coef=0.1, entropy_final_fraction=0.2), seed=0)
     assert constant.update(batch)["entropy_coef"] == 0.1  # no schedule, no decay
+
+
+def test_advantage_std_is_the_spread_before_normalisation_in_reward_units() -> None:
+    # one-step episodes: each advantage is the reward minus the batch's value, whatever gamma is
+    learner = MAPPOLearner(SPEC, MAPPOConfig(), seed=0)
+    batch = bandit_batch(learner.policy, np.random.default_rng(3))
+    expected = float(np.std(batch.rewards - batch.values))
+    assert learner.update(batch)["advantage_std"] == pytest.approx(expected, rel=1e-5)
+    # in reward units: ten times the rewards, about ten times the spread (the values are small)
+    scaled = dataclasses.replace(batch, rewards=batch.rewards * 10.0)
+    expected = float(np.std(scaled.rewards - scaled.values))
+    assert MAPPOLearner(SPEC, MAPPOConfig(), seed=0).update(scaled)["advantage_std"] == pytest.approx(
+        expected, rel=1e-5
+    )
 
 
 def test_by_role_merges_fields_and_names_bad_ones() -> None:

@@ -12,7 +12,7 @@ One ``update(batch)``:
    minus the entropy bonus) and one critic step (the reference's value loss, which also updates
    the ValueNorm), each with its own Adam optimiser and gradient-norm clipping.
 3. **Report** — means over mini-batches of the losses and diagnostics, plus the explained
-   variance of the batch's values.
+   variance of the batch's values and the advantages' standard deviation before normalisation.
 
 A **recurrent** policy (``recurrent.cell: gru``) trains on chunks instead of samples
 (:mod:`.chunks`): the valid entries are cut into chunks of at most ``recurrent.chunk_length``
@@ -134,7 +134,7 @@ class MAPPOLearner(Learner):
         return self._policy
 
     def update(self, batch: SampleBatch) -> dict[str, float]:
-        data, explained = self._prepare(batch)
+        data, stats = self._prepare(batch)
         lr_frac = self._apply_lr_schedule()
         entropy_coef = self._scheduled_entropy_coef()  # constant within the update
         sums = dict.fromkeys(_MB_KEYS, 0.0)
@@ -148,7 +148,8 @@ class MAPPOLearner(Learner):
         self._schedule_step += 1
         self.samples_seen += _num_samples(data)
         metrics = {k: v / n_mb for k, v in sums.items()}
-        metrics.update(self._batch_metrics(data, explained, lr_frac))
+        metrics.update(stats)
+        metrics.update(self._batch_metrics(data, lr_frac))
         metrics["entropy_coef"] = entropy_coef
         self._adapt_entropy_coef(data)
         self._move_magnet()
@@ -372,8 +373,9 @@ class MAPPOLearner(Learner):
                 "SampleBatch has no valid samples; collect at least one decision before update()"
             )
 
-    def _prepare(self, batch: SampleBatch) -> tuple[dict[str, torch.Tensor], float]:
-        """Flattened valid samples as tensors, and the explained variance of the batch's values."""
+    def _prepare(self, batch: SampleBatch) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """Flattened valid samples as tensors, and two batch diagnostics: the explained variance
+        of the batch's values and the advantages' standard deviation before normalisation."""
         self._check_batch(batch)
         c = self.config
         adv, returns = compute_gae(
@@ -385,13 +387,14 @@ class MAPPOLearner(Learner):
             gamma=c.gamma,
             lam=c.gae_lambda,
         )
+        ok = np.asarray(batch.valid, dtype=bool)
+        stats = {"advantage_std": float(adv[ok].std())}
         if c.use_advantage_norm:
             adv = normalize_advantages(adv, batch.valid)
-        ok = np.asarray(batch.valid, dtype=bool)
         values = np.asarray(batch.values, dtype=np.float32)[ok]
-        explained = explained_variance(values, returns[ok])
+        stats["explained_variance"] = explained_variance(values, returns[ok])
         if self._policy.recurrent_size:
-            return self._prepare_chunks(batch, adv, returns), explained
+            return self._prepare_chunks(batch, adv, returns), stats
         idx = np.broadcast_to(np.asarray(batch.agent_idx, dtype=np.int64)[None, :], ok.shape)
         arrays = {
             "obs": torch.from_numpy(np.ascontiguousarray(batch.obs[ok], dtype=np.float32)),
@@ -406,7 +409,7 @@ class MAPPOLearner(Learner):
         data = {k: t.to(self.device) for k, t in arrays.items()}  # one copy each to the device
         with torch.no_grad():
             data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
-        return data, explained
+        return data, stats
 
     def _prepare_chunks(
         self, batch: SampleBatch, adv: np.ndarray, returns: np.ndarray
@@ -545,11 +548,8 @@ class MAPPOLearner(Learner):
             "magnet_kl": float(magnet_kl.detach()),
         }
 
-    def _batch_metrics(
-        self, data: dict[str, torch.Tensor], explained: float, lr_frac: float
-    ) -> dict[str, float]:
+    def _batch_metrics(self, data: dict[str, torch.Tensor], lr_frac: float) -> dict[str, float]:
         out = {
-            "explained_variance": explained,
             "lr": self.config.lr * lr_frac,
             "critic_lr": self.config.critic_lr * lr_frac,
             "return_mean": float(
