@@ -1,0 +1,53 @@
+"""bench/soft_start.py on a tiny real Kuhn league: with the actor held, the run's first main agent
+is the soft equilibrium it was distilled into, and the learner class is left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import soft_start as bench  # bench/ is on pytest's pythonpath
+
+from light_league.algorithms import game_tree
+from light_league.algorithms.mappo.learner import MAPPOLearner
+
+pytest.importorskip("pyspiel")
+pytestmark = pytest.mark.openspiel
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = [
+    "stop.max_generations=2",
+    "stop.max_wall_s=null",
+    "stop.target_nash_conv=null",
+    "scheduler.steps_per_generation=2048",
+    *(
+        f"scheduler.{r}.steps_per_generation=2048"
+        for r in ("main_agent", "main_exploiter", "league_exploiter")
+    ),
+    *(
+        f"scheduler.{r}.checkpoint_{b}_steps=2048"
+        for r in ("main_agent", "main_exploiter", "league_exploiter")
+        for b in ("min", "max")
+    ),
+    "league.average_policy.enabled=false",
+    "evaluation.adaptive_budget=2000",
+]
+
+
+def test_a_held_actor_hands_over_the_soft_equilibrium(tmp_path: Path) -> None:
+    init, schedule = MAPPOLearner.__init__, MAPPOLearner._apply_lr_schedule
+    run = tmp_path / "run"
+    argv = [str(ROOT / "expr_configs" / "league_kuhn.yaml"), "--temperature", "0.1", "--warm", "100"]
+    assert bench.main([*argv, "--run-dir", str(run), *TINY]) == 0
+    floor = game_tree.soft_equilibrium("kuhn_poker", 0.1).nash_conv
+    records = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
+    assert len(records) == 2
+    for r in records:  # nothing moved the actor: each snapshot is the distilled soft equilibrium
+        assert r["main_nash_conv"] == pytest.approx(floor, abs=0.005), r["main_nash_conv"]
+    assert MAPPOLearner.__init__ is init and MAPPOLearner._apply_lr_schedule is schedule
+
+
+def test_bad_arguments_say_what_to_give(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="give a temperature > 0"):
+        bench.main(["expr_configs/league_kuhn.yaml", "--temperature", "0", "--run-dir", str(tmp_path)])
