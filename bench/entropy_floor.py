@@ -2,9 +2,9 @@
 
 A policy-gradient learner with an entropy bonus maximises return plus ``temperature`` times the
 entropy of its decisions. Two such learners, at best, settle at the profile where each plays the
-softmax of its soft action values (an agent logit QRE; ``game_tree.soft_equilibrium``), not at a
-Nash equilibrium: that profile's exact NashConv is the floor the bonus sets, whatever the league
-around the learner does. With advantages normalised (MAPPO's default), a bonus ``entropy_coef``
+softmax of its soft action values, which count its later decisions' entropy too (a regularised
+agent logit QRE; ``game_tree.soft_equilibrium``), not at a Nash equilibrium: that profile's exact
+NashConv is the floor the bonus sets, whatever the league around the learner does. With advantages normalised (MAPPO's default), a bonus ``entropy_coef``
 weighs like a temperature of ``entropy_coef`` times the advantages' standard deviation, in the
 game's payoff units; the learner logs that deviation as ``train/<agent>/advantage_std``.
 

@@ -597,8 +597,10 @@ def soft_equilibrium(
     max_iterations: int = 20000,
 ) -> SoftEquilibrium:
     """The fixed point of two learners that each maximise return plus ``temperature`` times the
-    entropy of their own decisions (an agent logit QRE, McKelvey and Palfrey, 1998): at every
-    information state a seat plays the softmax of its soft action values over ``temperature``.
+    entropy of their own decisions: at every information state a seat plays the softmax of its
+    soft action values over ``temperature``, values that count the entropy of its later decisions
+    too (McKelvey and Palfrey's agent logit QRE, 1998, with the entropy-regularised values of
+    soft policy iteration).
 
     This is where a policy-gradient learner with an entropy bonus settles at best, whatever else
     it does: its NashConv is the floor that the bonus sets. With advantages normalised, a bonus
