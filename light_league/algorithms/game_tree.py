@@ -365,27 +365,28 @@ def _values(tree: _Tree, profile: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     return reach @ tree.returns
 
 
-def _best_response(tree: _Tree, profile: tuple[np.ndarray, np.ndarray], p: int) -> tuple[np.ndarray, float]:
-    """(n_p,) best action of player ``p`` at each information state, and the best-response value."""
+def _backward(
+    tree: _Tree,
+    profile: tuple[np.ndarray, np.ndarray],
+    p: int,
+    decide: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """(M,) player ``p``'s value at every node, backed up from the leaves: chance and the other
+    player (``profile``) average over their children; at ``p``'s own nodes ``mine`` (one level at
+    a time) ``decide(mine, q, cf_reach)`` turns the children's values ``q`` (len(mine), A) and the
+    nodes' counterfactual reach (chance times the other player's) into the nodes' values."""
     o = 1 - p
     cf_reach = tree.chance_reach * _own_reach(tree, profile[o][None], o)[0]
-    n_info, n_act = tree.table.mask[p].shape
     value = tree.returns[:, p].copy()
     edge = tree.edge_chance.copy()
     theirs = np.flatnonzero(tree.player[tree.parent[1:]] == o) + 1
     edge[theirs] = profile[o][tree.info[tree.parent[theirs]], tree.action[theirs]]
-    best = np.zeros(n_info, dtype=np.int64)
     for depth in range(len(tree.levels) - 2, -1, -1):
         nodes, below = tree.levels[depth], tree.levels[depth + 1]
         mine = nodes[tree.player[nodes] == p]
         if len(mine):
             q = np.where(tree.children[mine] >= 0, value[np.maximum(tree.children[mine], 0)], 0.0)
-            rows = tree.info[mine]
-            agg = np.zeros((n_info, n_act))
-            np.add.at(agg, rows, cf_reach[mine, None] * q)
-            seen = np.unique(rows)
-            best[seen] = _argmax_legal(agg[seen], tree.table.mask[p][seen])
-            value[mine] = q[np.arange(len(mine)), best[rows]]
+            value[mine] = decide(mine, q, cf_reach[mine])
         others = below[tree.player[tree.parent[below]] != p]
         if len(others):
             sums = np.bincount(
@@ -393,6 +394,23 @@ def _best_response(tree: _Tree, profile: tuple[np.ndarray, np.ndarray], p: int) 
             )
             par = np.unique(tree.parent[others])
             value[par] = sums[par]
+    return value
+
+
+def _best_response(tree: _Tree, profile: tuple[np.ndarray, np.ndarray], p: int) -> tuple[np.ndarray, float]:
+    """(n_p,) best action of player ``p`` at each information state, and the best-response value."""
+    n_info, n_act = tree.table.mask[p].shape
+    best = np.zeros(n_info, dtype=np.int64)
+
+    def decide(mine: np.ndarray, q: np.ndarray, reach: np.ndarray) -> np.ndarray:
+        rows = tree.info[mine]
+        agg = np.zeros((n_info, n_act))
+        np.add.at(agg, rows, reach[:, None] * q)
+        seen = np.unique(rows)
+        best[seen] = _argmax_legal(agg[seen], tree.table.mask[p][seen])
+        return q[np.arange(len(mine)), best[rows]]
+
+    value = _backward(tree, profile, p, decide)
     return best, float(value[0])
 
 
@@ -547,33 +565,19 @@ def _soft_q(tree: _Tree, profile: tuple[np.ndarray, np.ndarray], p: int, tempera
     """(n_p, A) player ``p``'s action values at each information state, conditioned on reaching
     it, when both players follow ``profile`` and ``p`` also earns ``temperature`` times the
     entropy of each of its own later decisions (the soft values an entropy bonus optimises)."""
-    o = 1 - p
-    cf_reach = tree.chance_reach * _own_reach(tree, profile[o][None], o)[0]
     n_info, n_act = tree.table.mask[p].shape
     probs = profile[p]
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -np.where(probs > 0, probs * np.log(probs), 0.0).sum(axis=1)
-    value = tree.returns[:, p].copy()
-    edge = tree.edge_chance.copy()
-    theirs = np.flatnonzero(tree.player[tree.parent[1:]] == o) + 1
-    edge[theirs] = profile[o][tree.info[tree.parent[theirs]], tree.action[theirs]]
     num, den = np.zeros((n_info, n_act)), np.zeros(n_info)
-    for depth in range(len(tree.levels) - 2, -1, -1):
-        nodes, below = tree.levels[depth], tree.levels[depth + 1]
-        mine = nodes[tree.player[nodes] == p]
-        if len(mine):
-            q = np.where(tree.children[mine] >= 0, value[np.maximum(tree.children[mine], 0)], 0.0)
-            rows = tree.info[mine]
-            np.add.at(num, rows, cf_reach[mine, None] * q)
-            np.add.at(den, rows, cf_reach[mine])
-            value[mine] = (probs[rows] * q).sum(axis=1) + temperature * entropy[rows]
-        others = below[tree.player[tree.parent[below]] != p]
-        if len(others):
-            sums = np.bincount(
-                tree.parent[others], weights=edge[others] * value[others], minlength=len(value)
-            )
-            par = np.unique(tree.parent[others])
-            value[par] = sums[par]
+
+    def decide(mine: np.ndarray, q: np.ndarray, reach: np.ndarray) -> np.ndarray:
+        rows = tree.info[mine]
+        np.add.at(num, rows, reach[:, None] * q)
+        np.add.at(den, rows, reach)
+        return (probs[rows] * q).sum(axis=1) + temperature * entropy[rows]
+
+    _backward(tree, profile, p, decide)
     return num / np.maximum(den, 1e-300)[:, None]
 
 
