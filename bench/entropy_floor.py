@@ -31,6 +31,7 @@ import numpy as np
 from bench_output import print_table, recorded
 
 from light_league.algorithms import game_tree
+from light_league.run_reader import RunReader
 
 DEFAULT_TEMPERATURES = (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0)
 CONVERGED = 1e-3  #: a residual above this marks the row: the solve ran out of iterations
@@ -108,8 +109,6 @@ def main(argv: list[str] | None = None) -> None:
                 ["temperature", "NashConv", "residual", "iterations", "s"], floor_rows(args.game, temps)
             )
         for run in args.runs:
-            from light_league.run_reader import RunReader
-
             game = RunReader(run).config.env.name
             rows = []
             for agent, (coef, std, temp) in learner_temperatures(run, args.last).items():

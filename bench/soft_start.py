@@ -25,23 +25,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import torch
 
 from light_league.algorithms import game_tree
 from light_league.algorithms.mappo import learner as mappo_learner
+from light_league.training.average import Decisions, distill
 
-DISTILL_STEPS = 3000
-
-
-def _distill(policy: Any, obs: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> None:
-    idx = torch.zeros(len(obs), dtype=torch.int64)
-    opt = torch.optim.Adam(policy.parameters(), lr=3e-3)
-    for _ in range(DISTILL_STEPS):
-        logp = torch.log_softmax(policy.masked_logits(obs, mask, idx), dim=-1)
-        loss = -(target * torch.where(mask, logp, torch.zeros_like(logp))).sum(-1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+DISTILL_EPOCHS = 3000  #: full-batch steps of cross-entropy to the soft equilibrium
 
 
 @contextlib.contextmanager
@@ -51,17 +40,17 @@ def soft_start(env_name: str, temperature: float, warm: int) -> Iterator[float]:
     ``warm`` updates. Yields the soft equilibrium's exact NashConv."""
     soft = game_tree.soft_equilibrium(env_name, temperature)
     table = game_tree.infostate_table(env_name)
-    obs = torch.from_numpy(np.concatenate(table.obs).astype(np.float32))
-    mask = torch.from_numpy(np.concatenate(table.mask))
+    obs = np.concatenate(table.obs).astype(np.float32)
+    mask = np.concatenate(table.mask)
     idx = np.zeros(len(obs), dtype=np.int64)
-    probs = np.exp(soft.policy.log_probs(obs.numpy(), mask.numpy(), idx))
-    target = torch.from_numpy(np.where(mask.numpy(), probs, 0.0).astype(np.float32))
+    probs = np.where(mask, np.exp(soft.policy.log_probs(obs, mask, idx)), 0.0).astype(np.float32)
+    every_state = Decisions(obs, mask, idx, probs, games=0)
     cls = mappo_learner.MAPPOLearner
     init, schedule = cls.__init__, cls._apply_lr_schedule
 
     def start(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        _distill(self._policy, obs, mask, target)
+        distill(self._policy, every_state, epochs=DISTILL_EPOCHS, lr=3e-3, batch_size=len(obs), seed=0)
         self._magnet.load_state_dict(self._policy.actor.state_dict())
         self._initial_weights = self._policy.get_weights()
         nc = game_tree.nash_conv(env_name, self._policy)

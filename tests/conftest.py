@@ -39,19 +39,11 @@ def ray_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def tiny_kuhn_league(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished ``league_kuhn.yaml`` run of three generations, 2,048 env steps and one snapshot
-    a generation for each of its three learners (seconds); read it, do not write to it."""
-    from light_league.cli import main
-
-    root = Path(__file__).resolve().parents[1]
+def tiny_kuhn_overrides() -> list[str]:
+    """Overrides that shrink ``league_kuhn.yaml`` to three generations of 2,048 env steps, one
+    snapshot a generation for each of its three learners (seconds)."""
     roles = ("main_agent", "main_exploiter", "league_exploiter")
-    run = tmp_path_factory.mktemp("tiny_kuhn_league") / "run"
-    argv = [
-        "--config",
-        str(root / "expr_configs" / "league_kuhn.yaml"),
-        "--run-dir",
-        str(run),
+    return [
         "stop.max_generations=3",
         "stop.max_wall_s=null",
         "stop.target_nash_conv=null",
@@ -60,7 +52,16 @@ def tiny_kuhn_league(tmp_path_factory: pytest.TempPathFactory) -> Path:
         *(f"scheduler.{role}.checkpoint_{b}_steps=2048" for role in roles for b in ("min", "max")),
         "league.average_policy.enabled=false",
         "evaluation.adaptive_budget=2000",
-        "logging.console=quiet",
     ]
-    assert main(argv) == 0
+
+
+@pytest.fixture(scope="session")
+def tiny_kuhn_league(tmp_path_factory: pytest.TempPathFactory, tiny_kuhn_overrides: list[str]) -> Path:
+    """A finished ``league_kuhn.yaml`` run with ``tiny_kuhn_overrides``; read it, do not write to it."""
+    from light_league.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    run = tmp_path_factory.mktemp("tiny_kuhn_league") / "run"
+    argv = ["--config", str(root / "expr_configs" / "league_kuhn.yaml"), "--run-dir", str(run)]
+    assert main([*argv, *tiny_kuhn_overrides, "logging.console=quiet"]) == 0
     return run

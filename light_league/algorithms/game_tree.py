@@ -637,7 +637,10 @@ def soft_equilibrium(
         e = np.exp(z - z.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
-    profile = (softmax(logits[0], masks[0]), softmax(logits[1], masks[1]))
+    def behaviour(lg: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        return softmax(lg[0], masks[0]), softmax(lg[1], masks[1])
+
+    profile = behaviour(logits)
     residual, it = np.inf, 0
     while it < max_iterations:
         it += 1
@@ -648,11 +651,10 @@ def soft_equilibrium(
             break
         # extragradient: values at a trial step, then the step from the same point with them
         trial = [(1.0 - rate) * logits[p] + rate * q[p] / temperature for p in (0, 1)]
-        half = (softmax(trial[0], masks[0]), softmax(trial[1], masks[1]))
-        q = [_soft_q(tree, half, p, temperature) for p in (0, 1)]
+        q = [_soft_q(tree, behaviour(trial), p, temperature) for p in (0, 1)]
         for p in (0, 1):
             logits[p] = (1.0 - rate) * logits[p] + rate * q[p] / temperature
-        profile = (softmax(logits[0], masks[0]), softmax(logits[1], masks[1]))
+        profile = behaviour(logits)
     on_policy = _values(tree, profile)
     nc = float(sum(_best_response(tree, profile, p)[1] - on_policy[p] for p in (0, 1)))
     return SoftEquilibrium(_tabular(tree, profile), nc, residual, it)

@@ -16,30 +16,13 @@ pytest.importorskip("pyspiel")
 pytestmark = pytest.mark.openspiel
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = [
-    "stop.max_generations=2",
-    "stop.max_wall_s=null",
-    "stop.target_nash_conv=null",
-    "scheduler.steps_per_generation=2048",
-    *(
-        f"scheduler.{r}.steps_per_generation=2048"
-        for r in ("main_agent", "main_exploiter", "league_exploiter")
-    ),
-    *(
-        f"scheduler.{r}.checkpoint_{b}_steps=2048"
-        for r in ("main_agent", "main_exploiter", "league_exploiter")
-        for b in ("min", "max")
-    ),
-    "league.average_policy.enabled=false",
-    "evaluation.adaptive_budget=2000",
-]
 
 
-def test_a_held_actor_hands_over_the_soft_equilibrium(tmp_path: Path) -> None:
+def test_a_held_actor_hands_over_the_soft_equilibrium(tmp_path: Path, tiny_kuhn_overrides: list[str]) -> None:
     init, schedule = MAPPOLearner.__init__, MAPPOLearner._apply_lr_schedule
     run = tmp_path / "run"
     argv = [str(ROOT / "expr_configs" / "league_kuhn.yaml"), "--temperature", "0.1", "--warm", "100"]
-    assert bench.main([*argv, "--run-dir", str(run), *TINY]) == 0
+    assert bench.main([*argv, "--run-dir", str(run), *tiny_kuhn_overrides, "stop.max_generations=2"]) == 0
     floor = game_tree.soft_equilibrium("kuhn_poker", 0.1).nash_conv
     records = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
     assert len(records) == 2
