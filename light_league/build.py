@@ -93,6 +93,7 @@ def validate(config: ExperimentConfig) -> Validated:
         )
     learner = learner_kind(config.learner)
     _check_average_policy(config, learner, roles)
+    _check_shared_games(config, learner, roles)
     known = sorted({*BUILT_IN_ROLES, *roles})
     for role in config.learner.by_role:
         if role not in known:
@@ -422,6 +423,9 @@ def _evaluation(
         adaptive_batch=ev.adaptive_batch,
         adaptive_cap=ev.adaptive_cap,
         paired_games=ev.paired_games,
+        shared_games=ev.shared_games,
+        make_env=lambda n: envs.make_batched(config.env.name, n, **config.env.options),
+        shared_seed=derive_seed(config.experiment.seed, "shared_games"),
     )
 
 
@@ -520,6 +524,20 @@ def _check_average_policy(config: ExperimentConfig, kind: LearnerKind, roles: li
             f"league.average_policy needs a feed-forward main agent, got learner.mappo.recurrent.cell="
             f"{main.recurrent.cell}; {fix}"
         )
+
+
+def _check_shared_games(config: ExperimentConfig, kind: LearnerKind, roles: list[str]) -> None:
+    """``evaluation.shared_games`` reweights games by each member's action probabilities, which a
+    feed-forward policy gives for one decision alone: a recurrent learner is refused in one line."""
+    if not config.evaluation.shared_games:
+        return
+    for role in roles:
+        settings = kind.settings(config.learner, role)
+        if isinstance(settings, MAPPOConfig) and settings.recurrent.enabled:
+            raise ConfigError(
+                f"evaluation.shared_games needs feed-forward policies, got learner.mappo.recurrent.cell="
+                f"{settings.recurrent.cell} for {role}; set evaluation.shared_games=0"
+            )
 
 
 def _average_policy(config: ExperimentConfig, run_dir: RunDir, start_gen: int) -> AveragePolicy | None:

@@ -234,6 +234,16 @@ class EvaluationSection(Section):
     of the deal cancels from the cell's mean (duplicate scoring; common random numbers). The
     estimate stays unbiased; its spread falls (measured in docs/league.md, "Paired games").
     Only for games whose seats differ (a symmetric env plays one seat order)."""
+    shared_games: int = Field(0, ge=0, le=100_000_000)
+    """0: off. Otherwise the meta-solver reads a win-rate table estimated from this many games
+    shared by every cell: played once, each player choosing uniformly among its legal actions, and
+    reweighted for each pair of members by how much likelier the two make those games' decisions
+    (importance sampling; docs/evaluation.md, "Shared games"). Every cell's error then falls with
+    all the games, not with its own. Sampled play and the members' own action probabilities only,
+    on any game, but the weights spread with every decision a seat makes in a game: for short
+    games such as poker. The payoff table, ratings and intervals reported stay the played ones;
+    ``shared_effective_games`` in generations.jsonl says how far the weights have spread.
+    Feed-forward policies only."""
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
     nash_conv: Literal["auto", "least_exploitable", "never"] = "auto"

@@ -184,7 +184,7 @@ class Runner:
                 progress.set_eval_total(self.evaluation.planned_games(self.agents))
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
-            stats = self.agents.solve(game=self.evaluation.game)
+            stats = self.agents.solve(game=self.evaluation.game, shared=self.evaluation.shared_table)
         if self.average is not None:
             with timer("average"):  # an output the run makes: on its clock
                 self._update_average(gen, stats)
@@ -341,6 +341,9 @@ class Runner:
             # the train phase split: waiting for rollouts, and the learners' updates
             "train_split_s": {"rollout": round(outcome.rollout_s, 3), "update": round(outcome.update_s, 3)},
         }
+        if (effective := self.evaluation.shared_effective_games) is not None:
+            # evaluation.shared_games: the fewest effective games any member keeps in either seat
+            record["shared_effective_games"] = round(effective, 1)
         record.update(self.measured)
         return record
 

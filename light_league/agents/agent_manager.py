@@ -150,10 +150,16 @@ class AgentManager:
     def missing_pairs(self) -> list[tuple[str, str]]:
         return self.results.payoff_table.missing(self.member_ids())
 
-    def solve(self, game: Callable[[list[str]], dict[str, Any]] | None = None) -> LeagueStats:
+    def solve(
+        self,
+        game: Callable[[list[str]], dict[str, Any]] | None = None,
+        shared: Callable[[list[str]], np.ndarray] | None = None,
+    ) -> LeagueStats:
         """Payoff table, meta-strategy and its entropy, Elo and diversity of the current
         population. ``game(ids)`` gives a game meta-solver (``MetaSolver.game``) what it reads
-        besides the table: ``{"game": ExactGame}`` for the members ``ids``."""
+        besides the table: ``{"game": ExactGame}`` for the members ``ids``. ``shared(ids)``: the
+        win-rate table the meta-solver reads instead of the played one (``evaluation.shared_games``);
+        the payoff table, ratings and intervals reported stay the played ones."""
         records = self.pool.list()
         ids = [r.agent_id for r in records]
         table = self.results.payoff_table
@@ -163,7 +169,15 @@ class AgentManager:
                 f"payoff table has unplayed pairings {table.missing(ids)[:3]}; evaluation must cover them"
             )
         read_game = None if game is None else functools.partial(game, ids)
-        solved = self.meta_game.solve(ids, rates, games, table.exact_cells(ids), self._generation, read_game)
+        solved = self.meta_game.solve(
+            ids,
+            rates,
+            games,
+            table.exact_cells(ids),
+            self._generation,
+            read_game,
+            shared=None if shared is None else shared(ids),
+        )
         diversity = self.results.diversity
         rating, rating_se, anchor = self.results.ratings(ids)
         return LeagueStats(

@@ -92,19 +92,25 @@ class MetaGame:
         exact: np.ndarray,
         generation: int,
         game: Callable[[], dict[str, Any]] | None = None,
+        shared: np.ndarray | None = None,
     ) -> Solved:
         """The meta-strategy (``game()``: what a game meta-solver reads besides the table), the
         cells' intervals and the meta-strategy's stability under posterior draws (seeded by the
-        generation) of the members ``ids``; kept as the last solution."""
+        generation) of the members ``ids``; kept as the last solution. ``shared``: the table the
+        solver reads instead of ``rates`` (``evaluation.shared_games``); the intervals stay those
+        of the played table, and no posterior draws are taken (the played games' spread is not
+        the shared table's)."""
         n = rates.shape[0]
         solver = self.solver
         began = time.perf_counter()
         if solver.game:
             if game is None:
                 raise RuntimeError(f"meta-solver {solver.name!r} reads the game; solve() was not given it")
-            meta = checked_mixture(solver, solver(rates, self.options, **game()), n)
+            meta = checked_mixture(
+                solver, solver(rates if shared is None else shared, self.options, **game()), n
+            )
         else:
-            meta = self.mixture(rates)
+            meta = self.mixture(rates if shared is None else shared)
         solve_seconds = time.perf_counter() - began
         self.meta_strategy = dict(zip(ids, meta.tolist()))
         low, high = cell_intervals(rates, games, exact)
@@ -114,7 +120,7 @@ class MetaGame:
             rates,
             games,
             meta,
-            draws=self.stability_draws if n > 1 and not solver.game else 0,
+            draws=self.stability_draws if n > 1 and not solver.game and shared is None else 0,
             rng=np.random.default_rng([self.seed, generation]),
             exact=exact,
             max_seconds=self.stability_max_s,

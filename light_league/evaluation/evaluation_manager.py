@@ -5,7 +5,8 @@ other member) is played for ``evaluation.episodes_per_pair`` games per seat orde
 the env's seats are symmetric), in parallel on the rollout workers. For OpenSpiel-checked games
 (Kuhn, Leduc) the payoffs can instead be computed exactly, and the exact NashConv of the
 newest main agent and of the meta-strategy is reported (measurements only: nothing that trains
-or selects reads them).
+or selects reads them). With ``evaluation.shared_games`` the meta-solver reads a table estimated
+from one set of uniformly random games shared by every cell (:mod:`.shared_games`), on any game.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 import envs
-from envs.base import EnvSpec
+from envs.base import BatchedEnv, EnvSpec
 from light_league.algorithms.base import Policy
 from light_league.algorithms.registry import build_policy
 from light_league.data_buffer.stores import PolicyStore
+from light_league.evaluation.shared_games import SharedGames
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.types import Behaviour, MatchResult
 
@@ -133,6 +135,9 @@ class EvaluationManager:
         adaptive_batch: int = 16,
         adaptive_cap: int = 1000,
         paired_games: bool = False,
+        shared_games: int = 0,
+        make_env: Callable[[int], BatchedEnv] | None = None,
+        shared_seed: int = 0,
     ) -> None:
         self.rollout = rollout
         self.policy_server = policy_server
@@ -159,6 +164,14 @@ class EvaluationManager:
         self.least_exploitable = supported and nash_conv == "least_exploitable"
         self._members: dict[str, Policy] = {}
         self._game: tuple[tuple[str, ...], MemberGame] | None = None
+        #: ``evaluation.shared_games``: the meta-solver's table from one set of shared games
+        #: (played on first use: on the run's clock, once per process)
+        self.shared_games = shared_games
+        self._make_env = make_env
+        self._shared_seed = shared_seed
+        self._shared: SharedGames | None = None
+        if shared_games and make_env is None:
+            raise ValueError("shared_games needs make_env")
 
     def pairings(self, missing: list[tuple[str, str]]) -> list[tuple[str, str, int]]:
         n = self.episodes_per_pair
@@ -259,6 +272,24 @@ class EvaluationManager:
     def game(self, ids: list[str]) -> dict[str, Any]:
         """What a game meta-solver reads besides the payoff table: ``{"game": MemberGame}``."""
         return {"game": self.member_game(ids)}
+
+    @property
+    def shared_table(self) -> Callable[[list[str]], np.ndarray] | None:
+        """What :meth:`AgentManager.solve` reads as the meta-solver's table, or None (played table)."""
+        return self._shared_rates if self.shared_games else None
+
+    def _shared_rates(self, ids: list[str]) -> np.ndarray:
+        """The members' win rates estimated from the shared games (:mod:`.shared_games`)."""
+        if self._shared is None:
+            assert self._make_env is not None
+            self._shared = SharedGames(self._make_env, self.shared_games, self._shared_seed)
+        self._shared.forget(ids)
+        return self._shared.rates(self.member_policies(ids))
+
+    @property
+    def shared_effective_games(self) -> float | None:
+        """The fewest effective games any member keeps in the shared games (None when off)."""
+        return None if self._shared is None else self._shared.effective_games()
 
     def _exact_outcomes(self, pairings: list[tuple[str, str, int]]) -> dict[tuple[str, str], float]:
         """Seat 0's exact expected outcome for every pairing (one payoff-matrix pass)."""

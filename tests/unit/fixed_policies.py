@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -16,3 +18,16 @@ class Pure:
         out = np.full(mask.shape, -np.inf)
         out[np.arange(len(mask)), choice] = 0.0
         return out
+
+
+def random_tabular(env: str, seed: int) -> Any:
+    """A TabularPolicy of ``env`` (an OpenSpiel-checked game) with a random mixed action at each of
+    its information states (Dirichlet(1) over the legal actions)."""
+    from light_league.algorithms import game_tree
+    from light_league.algorithms.tabular import TabularPolicy
+
+    table = game_tree.infostate_table(env)
+    rng = np.random.default_rng(seed)
+    obs, mask = np.concatenate(table.obs), np.concatenate(table.mask)
+    probs = np.where(mask, rng.dirichlet(np.ones(mask.shape[1]), size=len(mask)), 0.0)
+    return TabularPolicy(obs, probs / probs.sum(axis=1, keepdims=True))
