@@ -22,9 +22,14 @@ only (nothing here feeds back into training):
   QRE at each ``--qre`` temperature (in win-rate units, as the config takes it), of projected
   replicator dynamics and of the uniform mixture: which solver copes with the table's noise.
 
+* ``--shared-games N ...``: the table ``evaluation.shared_games: N`` would give the meta-solver
+  (every cell from one pool of ``N`` uniformly random games, reweighted per member), its rms error
+  against the exact payoffs and the exact NashConv of its Nash.
+
     python bench/meta_noise.py RUN_DIR [RUN_DIR ...]
     python bench/meta_noise.py RUN_DIR ... --sd 0.005 0.01 0.05 --draws 5 --qre 0.003 0.01
     python bench/meta_noise.py RUN_DIR ... --out docs/data/FILE.txt   # also to a file, with provenance
+    python bench/meta_noise.py RUN_DIR ... --shared-games 100000 1000000
 
 The noise levels are solved with the LP Nash (``league.meta_solver: nash``).
 """
@@ -59,6 +64,8 @@ class Reading:
     noisy: dict[float, tuple[float, float]] = field(default_factory=dict)
     #: meta-solver label -> exact NashConv of its mixture of the played table
     solvers: dict[str, float] = field(default_factory=dict)
+    #: shared games N -> (rms error of that table in chips, exact NashConv of its Nash)
+    shared: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     def games_for(self, sd: float) -> int:
         """Unpaired games per cell for a cell error of ``sd`` chips, at this run's spread."""
@@ -66,7 +73,12 @@ class Reading:
 
 
 def read_run(
-    run: Path, sds: tuple[float, ...], draws: int, seed: int, qre: tuple[float, ...] = DEFAULT_QRE
+    run: Path,
+    sds: tuple[float, ...],
+    draws: int,
+    seed: int,
+    qre: tuple[float, ...] = DEFAULT_QRE,
+    shared: tuple[int, ...] = (),
 ) -> Reading:
     from light_league.algorithms.game_tree import expected_payoff_matrix, nash_conv
     from light_league.game_theory import meta_solvers
@@ -112,6 +124,16 @@ def read_run(
     mixtures["prd"] = meta_solvers.prd(table)
     mixtures["uniform"] = meta_solvers.uniform(table)
     reading.solvers = {name: nash_conv(env_name, policies, mix) for name, mix in mixtures.items()}
+    if shared:
+        from light_league.evaluation.shared_games import SharedGames
+
+        members = dict(zip(ids, policies))
+        for n in shared:
+            pool = SharedGames(reader.make_env, n, seed)
+            rates = pool.rates(members)
+            off = ~np.eye(len(ids), dtype=bool)
+            error = float(np.sqrt(np.mean(((rates - 0.5) * (hi - lo) - exact)[off] ** 2)))
+            reading.shared[n] = (error, nash_conv(env_name, policies, meta_solvers.nash(rates - 0.5)))
     return reading
 
 
@@ -124,6 +146,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--qre", type=float, nargs="+", default=list(DEFAULT_QRE), help="QRE temperatures (win-rate units)"
     )
+    ap.add_argument(
+        "--shared-games",
+        type=int,
+        nargs="+",
+        default=[],
+        help="also the table of evaluation.shared_games at these pool sizes (its error, its Nash's NashConv)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="also write the output here, with its provenance")
     args = ap.parse_args(argv)
     if args.draws < 1 or any(sd <= 0 for sd in args.sd) or any(t <= 0 for t in args.qre):
@@ -133,7 +162,10 @@ def main(argv: list[str] | None = None) -> None:
         )
     sds = tuple(args.sd)
     with recorded(args.out):
-        readings = [read_run(run, sds, args.draws, args.seed, tuple(args.qre)) for run in args.runs]
+        if any(n < 1 for n in args.shared_games):
+            raise SystemExit(f"--shared-games {args.shared_games}: give pool sizes of at least 1 game")
+        shared = tuple(args.shared_games)
+        readings = [read_run(run, sds, args.draws, args.seed, tuple(args.qre), shared) for run in args.runs]
         print("\nThe last payoff table of each run (chips; NashConv exact, measured only):")
         print_table(
             ["run", "members", "games/cell", "rms error", "run meta", "exact-table Nash", "support"],
@@ -165,6 +197,18 @@ def main(argv: list[str] | None = None) -> None:
         names = list(readings[0].solvers)
         print("\nThe played table through each meta-solver (exact NashConv of its mixture):")
         print_table(["run", *names], [[r.run, *(f"{r.solvers[n]:.4f}" for n in names)] for r in readings])
+        if shared:
+            print(
+                "\nThe shared-games table (evaluation.shared_games, pool seed --seed): its rms error in chips"
+                " and the exact NashConv of its Nash:"
+            )
+            print_table(
+                ["run", *(f"{n:,} games" for n in shared)],
+                [
+                    [r.run, *(f"{r.shared[n][0]:.4f} / {r.shared[n][1]:.4f}" for n in shared)]
+                    for r in readings
+                ],
+            )
         if len(readings) > 1:
             run_meta = [r.run_meta for r in readings]
             exact = [r.exact_nash for r in readings]
