@@ -49,12 +49,13 @@ class SharedGames:
         if games < 1:
             raise ValueError(f"shared games: need at least 1 game, got {games}")
         self.games = int(games)
-        rows, hist, counts, ret_sum, spec = _play(make_env, self.games, seed)
+        rows, hist, counts, ret_sum, outcome_sum, spec = _play(make_env, self.games, seed)
         self.rows_obs, self.rows_mask, self.rows_agent = rows
         #: (H, L) int64 decision codes per distinct game (-1 past its last decision)
         self.histories = hist
         self.counts = counts  #: (H,) how often each distinct game was played
         self.return_sum = ret_sum  #: (H,) the sum of its seat-0 returns
+        self.outcome_sum = outcome_sum  #: (H,) the sum of its seat-0 outcomes (in [0, 1])
         self.score_range = spec.score_range
         self.num_actions = spec.num_actions
         self._log_mu = -np.log(self.rows_mask.sum(axis=1))
@@ -87,18 +88,21 @@ class SharedGames:
         for member in set(self._log_weights) - set(keep):
             del self._log_weights[member]
 
-    def values(self, policies: Mapping[str, Policy]) -> np.ndarray:
-        """(n, n) seat 0's expected return, row member in seat 0 and column member in seat 1."""
+    def values(self, policies: Mapping[str, Policy], per_game: np.ndarray | None = None) -> np.ndarray:
+        """(n, n) seat 0's expected return, row member in seat 0 and column member in seat 1
+        (``per_game``: another (H,) sum per distinct game to average instead of the returns)."""
         w = np.stack([self.log_weights(m, p) for m, p in policies.items()], axis=-1)  # (2, H, n)
         w0, w1 = np.exp(w[0]), np.exp(w[1])
-        return np.asarray((w0 * self.return_sum[:, None]).T @ w1 / self.games)
+        total = self.return_sum if per_game is None else per_game
+        return np.asarray((w0 * total[:, None]).T @ w1 / self.games)
 
     def rates(self, policies: Mapping[str, Policy]) -> np.ndarray:
-        """(n, n) win rates as a played table holds them: the row member's expected outcome in
-        ``[0, 1]`` against the column member, both seats weighted alike, 0.5 on the diagonal."""
-        v = self.values(policies)
-        lo, hi = self.score_range
-        outcome = (v - lo) / (hi - lo)
+        """(n, n) win rates as a played table holds them: the row member's expected outcome
+        (the env's ``outcome``, in ``[0, 1]``) against the column member, both seats weighted
+        alike, 0.5 on the diagonal."""
+        # centred on a draw: the weights' mean is 1 only on average, and an uncentred outcome
+        # would carry that noise (for poker this is exactly the chips mapped from score_range)
+        outcome = 0.5 + self.values(policies, self.outcome_sum - 0.5 * self.counts)
         rates = 0.5 * (outcome + 1.0 - outcome.T)
         np.fill_diagonal(rates, 0.5)
         return np.asarray(np.clip(rates, 0.0, 1.0))
@@ -117,9 +121,9 @@ class SharedGames:
 
 def _play(
     make_env: Callable[[int], BatchedEnv], games: int, seed: int
-) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray, np.ndarray, Any]:
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
     """Play ``games`` uniformly random games; return the distinct decision rows, the distinct
-    games as decision codes, their counts and return sums, and the env's spec."""
+    games as decision codes, their counts, return sums and outcome sums, and the env's spec."""
     env = make_env(min(BATCH, games))
     spec = env.spec
     try:
@@ -130,7 +134,7 @@ def _play(
         game_id = np.arange(b)
         next_id = b
         obs, mask, agent, action, seat, owner = [], [], [], [], [], []
-        ended_ids, ended_returns = [], []
+        ended_ids, ended_returns, ended_outcomes = [], [], []
         ended = 0
         while ended < games:
             actions = np.zeros((b, spec.n_agents), dtype=np.int64)
@@ -149,6 +153,7 @@ def _play(
             done = np.nonzero(step.done)[0]
             ended_ids.append(game_id[done])
             ended_returns.append(step.seat_return[done, 0].astype(np.float64))
+            ended_outcomes.append(step.outcome[done].astype(np.float64))
             ended += len(done)
             game_id[done] = next_id + np.arange(len(done))
             next_id += len(done)
@@ -156,6 +161,7 @@ def _play(
         env.close()
     ids = np.concatenate(ended_ids)[:games]
     returns = np.concatenate(ended_returns)[:games]
+    outcomes = np.concatenate(ended_outcomes)[:games]
     owners = np.concatenate(owner)
     keep = np.isin(owners, ids)
     o = np.concatenate(obs)[keep].astype(np.float32)
@@ -181,11 +187,12 @@ def _play(
     per_game[game, position] = code
     firsts, which = _distinct_rows(per_game)
     hist = per_game[firsts]
-    ret_by_game = returns[np.argsort(ids)]
+    by_game = np.argsort(ids)
     counts = np.bincount(which, minlength=len(hist)).astype(np.float64)
-    ret_sum = np.bincount(which, weights=ret_by_game, minlength=len(hist))
+    ret_sum = np.bincount(which, weights=returns[by_game], minlength=len(hist))
+    outcome_sum = np.bincount(which, weights=outcomes[by_game], minlength=len(hist))
     rows = (o[first], m[first], k[first])
-    return rows, hist, counts, ret_sum, spec
+    return rows, hist, counts, ret_sum, outcome_sum, spec
 
 
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

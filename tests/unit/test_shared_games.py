@@ -29,7 +29,8 @@ class Fixed:
         self.probs = np.array(probs)
 
     def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
-        return np.log(np.broadcast_to(self.probs, mask.shape)).astype(np.float32)
+        with np.errstate(divide="ignore"):  # a pure strategy: log 0 = -inf off its action
+            return np.log(np.broadcast_to(self.probs, mask.shape)).astype(np.float32)
 
 
 def shared(env: str, games: int, seed: int = 0) -> SharedGames:
@@ -74,7 +75,7 @@ def test_rates_are_a_played_tables_layout(kuhn_pool: SharedGames) -> None:
     rates = kuhn_pool.rates(members)
     values = kuhn_pool.values(members)
     assert np.allclose(rates + rates.T, 1.0) and np.allclose(np.diag(rates), 0.5)
-    lo, hi = kuhn_pool.score_range
+    lo, hi = kuhn_pool.score_range  # a poker outcome is the chips mapped linearly from [lo, hi]
     assert rates[0, 1] == pytest.approx(0.5 + (values[0, 1] - values[1, 0]) / (2 * (hi - lo)))
     kuhn_pool.forget(["r0"])
     assert kuhn_pool.effective_games() == kuhn_pool.effective_games(["r0"]) < kuhn_pool.games
@@ -103,6 +104,10 @@ def test_leduc_and_a_matrix_game() -> None:
     payoff = np.array(BIASED_RPS)
     p = np.array([mixed["a"].probs, mixed["b"].probs])
     assert np.abs(got - p @ payoff @ p.T).max() < 0.03, (got, p @ payoff @ p.T)
+    # a win / draw / loss game's rates are win rates (a win 1, a draw 0.5), not mapped chips
+    wins = {"a": Fixed([1.0, 0.0, 0.0]), "b": Fixed([0.0, 1.0, 0.0])}
+    plain = shared("rps", 20_000)
+    assert plain.rates(wins)[0, 1] == pytest.approx(0.0, abs=0.03)  # rock loses to paper every game
 
 
 def test_a_run_reads_its_meta_strategy_from_the_shared_games(
