@@ -52,6 +52,7 @@ def tiny_kuhn_overrides() -> list[str]:
         *(f"scheduler.{role}.checkpoint_{b}_steps=2048" for role in roles for b in ("min", "max")),
         "league.average_policy.enabled=false",
         "evaluation.adaptive_budget=2000",
+        "evaluation.shared_games=0",  # the meta-strategy from the played table (no pool to play)
     ]
 
 

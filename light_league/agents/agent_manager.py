@@ -155,11 +155,10 @@ class AgentManager:
         game: Callable[[list[str]], dict[str, Any]] | None = None,
         shared: Callable[[list[str]], np.ndarray] | None = None,
     ) -> LeagueStats:
-        """Payoff table, meta-strategy and its entropy, Elo and diversity of the current
-        population. ``game(ids)`` gives a game meta-solver (``MetaSolver.game``) what it reads
-        besides the table: ``{"game": ExactGame}`` for the members ``ids``. ``shared(ids)``: the
-        win-rate table the meta-solver reads instead of the played one (``evaluation.shared_games``);
-        the payoff table, ratings and intervals reported stay the played ones."""
+        """Payoff table, meta-strategy and its entropy, Elo and diversity of the current population.
+        ``game(ids)``: what a game meta-solver (``MetaSolver.game``) reads besides the table
+        (``{"game": ExactGame}``); ``shared(ids)``: the table the meta-solver reads instead of the
+        played one (``evaluation.shared_games``; the reported table, ratings and intervals stay played)."""
         records = self.pool.list()
         ids = [r.agent_id for r in records]
         table = self.results.payoff_table
@@ -169,15 +168,8 @@ class AgentManager:
                 f"payoff table has unplayed pairings {table.missing(ids)[:3]}; evaluation must cover them"
             )
         read_game = None if game is None else functools.partial(game, ids)
-        solved = self.meta_game.solve(
-            ids,
-            rates,
-            games,
-            table.exact_cells(ids),
-            self._generation,
-            read_game,
-            shared=None if shared is None else shared(ids),
-        )
+        exact, shared_rates = table.exact_cells(ids), None if shared is None else shared(ids)
+        solved = self.meta_game.solve(ids, rates, games, exact, self._generation, read_game, shared_rates)
         diversity = self.results.diversity
         rating, rating_se, anchor = self.results.ratings(ids)
         return LeagueStats(

@@ -26,8 +26,10 @@ def test_a_held_actor_hands_over_the_soft_equilibrium(tmp_path: Path, tiny_kuhn_
     floor = game_tree.soft_equilibrium("kuhn_poker", 0.1).nash_conv
     records = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
     assert len(records) == 2
-    for r in records:  # nothing moved the actor: each snapshot is the distilled soft equilibrium
-        assert r["main_nash_conv"] == pytest.approx(floor, abs=0.005), r["main_nash_conv"]
+    # nothing moved the actor: each snapshot is the same distilled policy, near the soft equilibrium
+    # (the 3,000-step fit lands 0.0-0.013 above it, by machine; uniform play is at 0.917)
+    assert records[0]["main_nash_conv"] == records[1]["main_nash_conv"]
+    assert records[0]["main_nash_conv"] == pytest.approx(floor, abs=0.02), records[0]["main_nash_conv"]
     assert MAPPOLearner.__init__ is init and MAPPOLearner._apply_lr_schedule is schedule
 
 
