@@ -238,7 +238,7 @@ class EvaluationSection(Section):
     """0: off. Otherwise the meta-solver reads a win-rate table estimated from this many games
     shared by every cell: played once, each player choosing uniformly among its legal actions, and
     reweighted for each pair of members by how much likelier the two make those games' decisions
-    (importance sampling; docs/evaluation.md, "Shared games"). Every cell's error then falls with
+    (importance sampling; docs/league.md, "Shared games"). Every cell's error then falls with
     all the games, not with its own. Sampled play and the members' own action probabilities only,
     on any game, but the weights spread with every decision a seat makes in a game: for short
     games such as poker. The payoff table, ratings and intervals reported stay the played ones;

@@ -103,14 +103,13 @@ class MetaGame:
         n = rates.shape[0]
         solver = self.solver
         began = time.perf_counter()
+        read = rates if shared is None else shared
         if solver.game:
             if game is None:
                 raise RuntimeError(f"meta-solver {solver.name!r} reads the game; solve() was not given it")
-            meta = checked_mixture(
-                solver, solver(rates if shared is None else shared, self.options, **game()), n
-            )
+            meta = checked_mixture(solver, solver(read, self.options, **game()), n)
         else:
-            meta = self.mixture(rates if shared is None else shared)
+            meta = self.mixture(read)
         solve_seconds = time.perf_counter() - began
         self.meta_strategy = dict(zip(ids, meta.tolist()))
         low, high = cell_intervals(rates, games, exact)

@@ -258,9 +258,12 @@ class EvaluationManager:
         return {pid: cache[pid] for pid in ids}
 
     def keep_members(self, ids: list[str]) -> None:
-        """Forget the kept policies of members not in ``ids`` (dropped from the pool)."""
+        """Forget the kept policies (and shared-games weights) of members not in ``ids`` (dropped
+        from the pool)."""
         for pid in set(self._members) - set(ids):
             del self._members[pid]
+        if self._shared is not None:
+            self._shared.forget(ids)
 
     def member_game(self, ids: list[str]) -> MemberGame:
         """The members ``ids`` as a :class:`MemberGame`, the same object until the ids change."""
@@ -283,7 +286,6 @@ class EvaluationManager:
         if self._shared is None:
             assert self._make_env is not None
             self._shared = SharedGames(self._make_env, self.shared_games, self._shared_seed)
-        self._shared.forget(ids)
         return self._shared.rates(self.member_policies(ids))
 
     @property

@@ -160,26 +160,25 @@ def _play(
     finally:
         env.close()
     ids = np.concatenate(ended_ids)[:games]
-    returns = np.concatenate(ended_returns)[:games]
-    outcomes = np.concatenate(ended_outcomes)[:games]
+    by_game = np.argsort(ids)  # game g is the g-th smallest id that ended in time
+    sorted_ids = ids[by_game]
     owners = np.concatenate(owner)
-    keep = np.isin(owners, ids)
+    index = np.minimum(np.searchsorted(sorted_ids, owners), len(ids) - 1)
+    keep = sorted_ids[index] == owners  # the decisions of those games only
     o = np.concatenate(obs)[keep].astype(np.float32)
     m = np.concatenate(mask)[keep].astype(bool)
     k = np.concatenate(agent)[keep].astype(np.int64)
     a = np.concatenate(action)[keep].astype(np.int64)
     s = np.concatenate(seat)[keep].astype(np.int64)
-    owners = owners[keep]
     # distinct decision rows: observation, legal actions and team position, byte for byte
     keys = np.concatenate(
         [o.view(np.uint8).reshape(len(o), -1), m.view(np.uint8), k[:, None].astype(np.uint8)], axis=1
     )
     first, row = _distinct_rows(keys)
     code = (row * spec.num_actions + a) * 2 + s
-    # each game's decisions in the order they were taken (stable sort by game)
-    order = np.argsort(np.searchsorted(np.sort(ids), owners), kind="stable")
-    game = np.searchsorted(np.sort(ids), owners)[order]
-    code = code[order]
+    # each game's decisions in the order they were taken (a stable sort by game)
+    order = np.argsort(index[keep], kind="stable")
+    game, code = index[keep][order], code[order]
     starts = np.searchsorted(game, np.arange(len(ids)))
     position = np.arange(len(game)) - starts[game]
     longest = int(position.max()) + 1 if len(game) else 1
@@ -187,10 +186,11 @@ def _play(
     per_game[game, position] = code
     firsts, which = _distinct_rows(per_game)
     hist = per_game[firsts]
-    by_game = np.argsort(ids)
     counts = np.bincount(which, minlength=len(hist)).astype(np.float64)
-    ret_sum = np.bincount(which, weights=returns[by_game], minlength=len(hist))
-    outcome_sum = np.bincount(which, weights=outcomes[by_game], minlength=len(hist))
+    ret_sum = np.bincount(which, weights=np.concatenate(ended_returns)[:games][by_game], minlength=len(hist))
+    outcome_sum = np.bincount(
+        which, weights=np.concatenate(ended_outcomes)[:games][by_game], minlength=len(hist)
+    )
     rows = (o[first], m[first], k[first])
     return rows, hist, counts, ret_sum, outcome_sum, spec
 
