@@ -39,23 +39,25 @@ class GameRecords:
         self.this_generation: dict[str, int] = defaultdict(int)
 
     def record(self, results: list[MatchResult], *, kind: str, generation: int, session: int) -> None:
-        """Games into the match log (tagged) and the decayed win rates."""
+        """Games into the match log (tagged) and the decayed win rates. The log takes one line per
+        group of games alike in everything it records (players, seat and, for training games, the
+        generation that drew the opponent): ``games`` of them, ``outcome`` their mean score."""
         if not results:
             return
         train = kind == "train"
+        tag = {"generation": generation, "kind": kind, "session": session}
         self.matches.record_many(
             [
                 {
-                    "a": r.player_id,
-                    "b": r.opponent_id,
-                    "outcome": r.outcome,
-                    "seat": r.player_seat,
-                    "generation": generation,
-                    "kind": kind,
-                    "session": session,
-                    **({"drawn_generation": r.drawn_generation} if train else {}),
+                    "a": a,
+                    "b": b,
+                    "outcome": total / games,
+                    "games": games,
+                    "seat": seat,
+                    **tag,
+                    **({"drawn_generation": drawn} if train else {}),
                 }
-                for r in results
+                for (a, b, seat, drawn), (total, games) in _groups(results, train).items()
             ]
         )
         self.this_generation[kind] += len(results)
@@ -134,6 +136,19 @@ class GameRecords:
 
     def next_generation(self) -> None:
         self.this_generation = defaultdict(int)
+
+
+def _groups(results: list[MatchResult], train: bool) -> dict[tuple[str, str, int, int], tuple[float, int]]:
+    """(player, opponent, seat, drawn generation or 0) -> (sum of outcomes, games), in the order
+    each group first appears."""
+    sums: dict[tuple[str, str, int, int], list[float]] = {}
+    for r in results:
+        cell = sums.setdefault(
+            (r.player_id, r.opponent_id, r.player_seat, r.drawn_generation if train else 0), [0.0, 0]
+        )
+        cell[0] += r.outcome
+        cell[1] += 1
+    return {key: (total, int(games)) for key, (total, games) in sums.items()}
 
 
 def _by_pair(results: list[MatchResult]) -> dict[tuple[str, str], list[float]]:

@@ -1,10 +1,12 @@
 """Match results as an append-only JSON-lines log, indexed in memory.
 
-Each line is one game: ``{"a": ..., "b": ..., "outcome": ..., **extra}`` with ``outcome`` the
-score of ``a`` in [0, 1] (1 win, 0.5 draw, 0 loss). A game counts for both players: it adds
-``outcome`` to ``a``'s record against ``b`` and ``1 - outcome`` to ``b``'s record against ``a``,
-so ``win_rate(a, b) + win_rate(b, a) == 1``. Record each game once (recording it from both
-sides counts it twice; the win rates stay the same but the game counts double).
+Each line is one game, or a group of games: ``{"a": ..., "b": ..., "outcome": ..., **extra}``
+with ``outcome`` the score of ``a`` in [0, 1] (1 win, 0.5 draw, 0 loss) and, for a group, a
+``games`` field (a positive integer; a line without one is one game) whose ``outcome`` is the
+mean score over those games. A game counts for both players: it adds ``outcome`` to ``a``'s
+record against ``b`` and ``1 - outcome`` to ``b``'s record against ``a``, so
+``win_rate(a, b) + win_rate(b, a) == 1``. Record each game once (recording it from both sides
+counts it twice; the win rates stay the same but the game counts double).
 
 Opening reads nothing: the in-memory index is built from the file on the first query (a torn
 last line left by a killed writer is skipped, and cut off before the next append), so a process
@@ -25,6 +27,8 @@ from light_league.errors import CorruptFileError
 from light_league.utils.atomic import JsonlLog, write_jsonl_atomic
 
 _RESERVED = ("a", "b", "outcome")
+#: the optional field of a line that stands for several games (its outcome is their mean)
+GAMES_FIELD = "games"
 
 MatchSpec = Sequence[Any] | Mapping[str, Any]
 
@@ -40,6 +44,11 @@ def _make_record(a: str, b: str, outcome: float, extra: Mapping[str, Any]) -> di
     if not (0.0 <= score <= 1.0):
         raise ValueError(
             f"outcome must lie in [0, 1] (1 win, 0.5 draw, 0 loss), got {outcome!r} for {a} vs {b}"
+        )
+    games = extra.get(GAMES_FIELD, 1)
+    if not isinstance(games, int) or isinstance(games, bool) or games < 1:
+        raise ValueError(
+            f"{GAMES_FIELD} must be a positive integer (the games a line stands for), got {games!r}"
         )
     clash = [k for k in extra if k in _RESERVED]
     if clash:
@@ -93,25 +102,30 @@ class MatchDatabase:
 
     def _add_to_index(self, record: Mapping[str, Any]) -> None:
         a, b, score = record["a"], record["b"], float(record["outcome"])
+        games = float(record.get(GAMES_FIELD, 1))
         if not isinstance(a, str) or not isinstance(b, str):
             raise TypeError(f"players must be strings, got {a!r}, {b!r}")
+        if not games >= 1:
+            raise ValueError(f"{GAMES_FIELD} must be at least 1, got {record.get(GAMES_FIELD)!r}")
         index = self._index_data
         assert index is not None
         for focal, opponent, value in ((a, b, score), (b, a, 1.0 - score)):
             cell = index.setdefault(focal, {}).setdefault(opponent, [0.0, 0.0])
-            cell[0] += value
-            cell[1] += 1.0
-        self._n_records += 1
+            cell[0] += value * games
+            cell[1] += games
+        self._n_records += int(games)
 
     def record(self, a: str, b: str, outcome: float, **extra: Any) -> None:
-        """Append one game between ``a`` and ``b`` with ``a``'s score ``outcome``."""
+        """Append one game between ``a`` and ``b`` with ``a``'s score ``outcome`` (with
+        ``games=n``: ``n`` games whose mean score is ``outcome``)."""
         self.record_many([(a, b, outcome, extra)])
 
     def record_many(self, matches: Sequence[MatchSpec]) -> None:
         """Append a batch of games in one write; nothing is written if any game is invalid.
 
         Each game is ``(a, b, outcome)``, ``(a, b, outcome, extra_dict)`` or a dict with keys
-        ``a``, ``b``, ``outcome`` and any extra fields.
+        ``a``, ``b``, ``outcome`` and any extra fields; a ``games`` extra field makes it that many
+        games with mean score ``outcome``.
         """
         records = [self._parse(m) for m in matches]
         self._log.append_many(records)

@@ -117,7 +117,9 @@ def test_sigkill_mid_generation_then_resume_loses_nothing(tmp_path: Path, overla
     matches = read_jsonl(run_dir / "matches.jsonl")
     assert [r for r in matches if r["generation"] < killed_in] == before_matches
     assert all(r["session"] == 1 for r in matches if r["generation"] >= killed_in), "no partial record leaks"
-    per_gen = Counter(r["generation"] for r in matches)
+    per_gen = Counter()
+    for r in matches:
+        per_gen[r["generation"]] += r.get("games", 1)
     for g in after_gens:
         rec = json.loads(g)
         assert per_gen[rec["generation"]] == sum(rec["games"].values()), "no duplicate or missing records"

@@ -92,7 +92,7 @@ def observed_and_expected(run: Path, learner: str) -> tuple[dict[str, int], dict
     games: dict[int, list[str]] = defaultdict(list)
     for m in read_jsonl(run / "matches.jsonl"):
         if m["kind"] == "train" and m["a"] == learner:
-            games[m.get("drawn_generation", m["generation"])].append(m["b"])
+            games[m.get("drawn_generation", m["generation"])] += [m["b"]] * m.get("games", 1)
     observed: dict[str, int] = defaultdict(int)
     expected: dict[str, float] = defaultdict(float)
     total = 0

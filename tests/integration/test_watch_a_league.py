@@ -138,8 +138,10 @@ def independent_fit(run_dir: Path, ids: list[str]) -> tuple[dict[str, float], di
     games: list[tuple[str, str, float]] = []
     for line in (run_dir / "matches.jsonl").read_text().splitlines():
         m = json.loads(line)
+        # a line of n games: the log-likelihood is linear in a game's outcome, so n games at their
+        # mean score fit as the n games themselves do
         if m["kind"] == "eval":
-            games.append((m["a"], m["b"], float(m["outcome"])))
+            games += [(m["a"], m["b"], float(m["outcome"]))] * m.get("games", 1)
     c = math.log(10) / 400
 
     def strengths(x: np.ndarray) -> dict[str, float]:

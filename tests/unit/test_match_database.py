@@ -73,6 +73,25 @@ def test_record_many_is_all_or_nothing(db_path: Path) -> None:
     assert len(db) == 3 and len(MatchDatabase(db_path=db_path)) == 3
 
 
+def test_a_line_of_several_games_counts_as_that_many(db_path: Path) -> None:
+    db = MatchDatabase(db_path=db_path)
+    db.record("a", "b", 0.75, games=4)  # 3 wins, 1 loss, on one line
+    db.record("a", "b", 0.0)
+    assert db.games("a", "b") == db.games("b", "a") == 5 and len(db) == 5
+    assert db.win_rate("a", "b") == pytest.approx(3 / 5) and db.win_rate("b", "a") == pytest.approx(2 / 5)
+    assert len(db_path.read_text().splitlines()) == 2
+    again = MatchDatabase(db_path=db_path)  # read back from the file
+    assert again.games("a", "b") == 5 and again.win_rate("a", "b") == pytest.approx(3 / 5)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "4", True])
+def test_games_must_be_a_positive_integer(db_path: Path, bad: object) -> None:
+    db = MatchDatabase(db_path=db_path)
+    with pytest.raises(ValueError, match=f"games must be a positive integer.*{bad!r}"):
+        db.record("a", "b", 1.0, games=bad)
+    assert len(db) == 0
+
+
 def test_extra_fields_are_stored(db_path: Path) -> None:
     db = MatchDatabase(db_path=db_path)
     db.record("a", "b", 1.0, generation=4, seat=1)
