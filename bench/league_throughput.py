@@ -11,7 +11,8 @@ evaluation, the rest) and the share of the machine's cores that were busy.
 
 Acting (rollout workers) and learning (the learners' updates) alternate in a generation; run
 side by side they could at most use the idle share of the cores, so ``1 / busy`` is an upper
-bound of the speed-up an overlap can give on this machine, whatever its implementation.
+bound of the speed-up an overlap can give on this machine, whatever its implementation. It also prints the bytes of
+match log (``matches.jsonl``) the run wrote per generation.
 
 With ``--ab KEY=VALUE`` the config also runs with that override (``--ab execution.overlap=true``:
 acting and learning overlapped against the sequential rounds), and with ``--against REV`` also on
@@ -62,9 +63,10 @@ class CpuTicks:
 
 def run_league(
     config: str, generations: int, overrides: list[str], root: Path = ROOT
-) -> tuple[list[dict], list[CpuTicks]]:
-    """The run's generation records and the CPU counters read as each one landed (``root``: the
-    source tree whose ``main.py`` and package run, this checkout by default)."""
+) -> tuple[list[dict], list[CpuTicks], int]:
+    """The run's generation records, the CPU counters read as each one landed and the bytes of
+    its match log (``root``: the source tree whose ``main.py`` and package run, this checkout by
+    default)."""
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         cmd = [
@@ -97,7 +99,8 @@ def run_league(
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-2000:]}")
         records = RunReader(run_dir).records()
-        return records, ticks[: len(records)]
+        matches = RunDir(run_dir).matches
+        return records, ticks[: len(records)], matches.stat().st_size if matches.exists() else 0
 
 
 @dataclass
@@ -110,10 +113,11 @@ class Figures:
     update: float
     evaluate: float
     busy: float
+    log_bytes: float  #: the match log's bytes per generation (generation 0 included)
 
 
 def measure(config: str, generations: int, overrides: list[str], root: Path = ROOT) -> Figures:
-    records, ticks = run_league(config, generations, overrides, root)
+    records, ticks, log_bytes = run_league(config, generations, overrides, root)
     first, last = records[0], records[-1]
     span = len(records) - 1
     wall = last["wall_s"] - first["wall_s"]
@@ -128,6 +132,7 @@ def measure(config: str, generations: int, overrides: list[str], root: Path = RO
         update=sum(r.get("train_split_s", {}).get("update", math.nan) for r in later) / span,
         evaluate=sum(r["timings"].get("evaluate", 0.0) for r in later) / span,
         busy=(ticks[-1].busy - ticks[0].busy) / max(ticks[-1].total - ticks[0].total, 1),
+        log_bytes=log_bytes / len(records),
     )
 
 
@@ -141,6 +146,7 @@ def report(f: Figures, cores: int) -> None:
     print(f"  evaluation                         {f.evaluate:>10.2f}   ({f.evaluate / f.per_gen:.0%})")
     rest = f.per_gen - f.rollout - f.update - f.evaluate
     print(f"  the rest (plan, solve, log, save)  {rest:>10.2f}   ({rest / f.per_gen:.0%})")
+    print(f"match log written per generation:    {f.log_bytes / 1e3:>10,.1f} kB")
     print(f"busy share of the {cores} cores:          {f.busy:>10.2f}")
     print(f"upper bound of an acting/learning overlap here (1 / busy): {1 / max(f.busy, 1e-9):.2f}x")
 
