@@ -1043,6 +1043,7 @@ FIGURES = (
     ),
     Figure("resume_long_run", "notes/benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
     Figure("match_log_kuhn", "notes/benchmarks.md", "bench/match_log_kuhn.txt", render_bench_text),
+    Figure("match_log_leduc", "notes/benchmarks.md", "bench/match_log_leduc.txt", render_bench_text),
     Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
     Figure("recurrent_memory", "mappo.md", "bench/recurrent_memory.txt", render_recurrent_memory),
     Figure("recurrent_throughput", "mappo.md", "bench/recurrent_throughput.txt", render_recurrent_throughput),
