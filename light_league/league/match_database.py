@@ -75,7 +75,7 @@ class MatchDatabase:
         self._log = JsonlLog(self.db_path, fsync_every=fsync_every)
         # focal -> opponent -> [sum of focal's outcomes, games]; None until the first query
         self._index_data: dict[str, dict[str, list[float]]] | None = None
-        self._n_records = 0
+        self._n_games = 0
         if not self.db_path.exists() or self.db_path.stat().st_size == 0:
             self._index_data = {}  # nothing to read: the index starts (and stays) in memory
 
@@ -89,7 +89,7 @@ class MatchDatabase:
     def reload(self) -> None:
         """Rebuild the index from the file (e.g. after another process appended to it)."""
         self._index_data = {}
-        self._n_records = 0
+        self._n_games = 0
         for lineno, record in enumerate(self._log, start=1):
             try:
                 self._add_to_index(record)
@@ -113,7 +113,7 @@ class MatchDatabase:
             cell = index.setdefault(focal, {}).setdefault(opponent, [0.0, 0.0])
             cell[0] += value * games
             cell[1] += games
-        self._n_records += int(games)
+        self._n_games += int(games)
 
     def record(self, a: str, b: str, outcome: float, **extra: Any) -> None:
         """Append one game between ``a`` and ``b`` with ``a``'s score ``outcome`` (with
@@ -167,8 +167,9 @@ class MatchDatabase:
         return list(self._index)
 
     def __len__(self) -> int:
+        """The games logged (a line of ``games=n`` counts ``n``)."""
         self._index  # noqa: B018 (built on first use)
-        return self._n_records
+        return self._n_games
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Records in log order (read from the file)."""
@@ -182,7 +183,7 @@ class MatchDatabase:
         """Cut the log at byte ``size`` (a record boundary: resume cuts back to its checkpoint)."""
         self._log.truncate_bytes(size)
         self._index_data = None if size else {}
-        self._n_records = 0
+        self._n_games = 0
 
     def truncate_generation(self, generation: int) -> int:
         """Drop every record whose ``generation`` is >= ``generation``; return how many were dropped.
