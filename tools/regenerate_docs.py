@@ -964,6 +964,8 @@ FIGURES = (
     _tuning_note("kuhn_lean_evaluation"),
     _tuning_note("kuhn_main_lr_minibatches"),
     _tuning_note("kuhn_main_minibatches_epochs"),
+    _tuning_note("kuhn_state_weights"),
+    _tuning_note("kuhn_strategy_state_weights"),
     _tuning_note("leduc_paired_average"),
     _tuning_note("leduc", "leduc_by_generation"),
     _tuning_note("leduc_long_schedule"),

@@ -127,6 +127,17 @@ class MAPPOConfig(Section):
     average restarts with the lineage (a reset, a restart from another learner). 0: off, a
     snapshot is the last weights."""
 
+    state_weight_power: float = Field(0.0, ge=0.0, le=1.0)
+    """Each sample's actor loss (surrogate, entropy bonus, magnet term) is weighted by the number
+    of samples in its batch with the same observation (and agent position), raised to minus this
+    power, the weights normalised to mean 1. An on-policy gradient moves each decision in
+    proportion to how often it comes up, so a rare decision learns slowly; at 1 every distinct
+    observation gets the same total weight, a per-state step as tabular methods take (regret
+    matching is blind to a state's reach). The weight scales a state's bonus and pull as much as
+    its surrogate, so it changes how fast each state moves, not where it settles. Where no two
+    samples share an observation (continuous observations) every weight is 1 and nothing
+    changes. Feed-forward policies only. 0: off (the reference)."""
+
     value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
     """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
 
@@ -202,6 +213,12 @@ class MAPPOConfig(Section):
 
     @model_validator(mode="after")
     def _recurrent_combinations(self) -> MAPPOConfig:
+        if self.recurrent.enabled and self.state_weight_power > 0.0:
+            raise ValueError(
+                f"state_weight_power={self.state_weight_power} does not work with recurrent.cell="
+                f"{self.recurrent.cell} (a recurrent decision depends on more than its observation); "
+                "set state_weight_power=0 or recurrent.cell=none"
+            )
         if self.recurrent.enabled and self.magnet_coef > 0.0:
             raise ValueError(
                 f"magnet_coef={self.magnet_coef} does not work with recurrent.cell={self.recurrent.cell} "

@@ -45,6 +45,7 @@ from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
 from light_league.algorithms.mappo.loss import (
     categorical_entropy,
     mappo_value_loss,
+    masked_mean,
     policy_loss,
     ppo_diagnostics,
 )
@@ -86,6 +87,25 @@ def _check_finite(name: str, loss: float, grad_norm: float, update: int) -> None
             "taken. The trajectories hold numbers too large or not finite: check the env's rewards, or "
             "lower learner.mappo.lr"
         )
+
+
+def state_weights(obs: np.ndarray, agent_idx: np.ndarray, power: float) -> np.ndarray:
+    """(N,) float32 weights ``count ** -power``, normalised to mean 1, where ``count`` is how many
+    of the ``N`` samples share the sample's observation row and agent position
+    (``state_weight_power``)."""
+    keys = np.ascontiguousarray(
+        np.concatenate(
+            [np.asarray(obs, dtype=np.float32).reshape(len(obs), -1), agent_idx[:, None].astype(np.float32)],
+            axis=1,
+        )
+    )
+    _, inverse, counts = np.unique(
+        keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel(),
+        return_inverse=True,
+        return_counts=True,
+    )
+    w = counts[inverse.ravel()].astype(np.float64) ** -power
+    return (w / w.mean()).astype(np.float32)
 
 
 def explained_variance(values: np.ndarray, returns: np.ndarray) -> float:
@@ -323,14 +343,15 @@ class MAPPOLearner(Learner):
         self.entropy_coef = min(max(self.entropy_coef * math.exp(step), low), high)
 
     def _magnet_kl(self, logp_all: torch.Tensor, mb: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Mean ``KL(policy || magnet)`` over the mini-batch's states (legal actions only)."""
+        """Mean ``KL(policy || magnet)`` over the mini-batch's states (legal actions only; weighted
+        with ``state_weight_power``)."""
         pol = self._policy
         with torch.no_grad():
             magnet_logits = self._magnet(pol._with_id(mb["obs"], mb["agent_idx"]))
             magnet_logp = torch.log_softmax(magnet_logits.masked_fill(~mb["mask"], ILLEGAL_LOGIT), dim=-1)
         p = logp_all.exp()
         terms = torch.where(mb["mask"], p * (logp_all - magnet_logp), torch.zeros_like(p))
-        return terms.sum(dim=-1).mean()
+        return masked_mean(terms.sum(dim=-1), mb.get("weights"))
 
     # ------------------------------------------------------------------ phases
     def _make_optimisers(self) -> tuple[torch.optim.Adam, torch.optim.Adam]:
@@ -406,6 +427,8 @@ class MAPPOLearner(Learner):
             "advantages": torch.from_numpy(adv[ok]),
             "returns": torch.from_numpy(returns[ok]),
         }
+        if c.state_weight_power > 0.0:
+            arrays["weights"] = torch.from_numpy(state_weights(batch.obs[ok], idx[ok], c.state_weight_power))
         data = {k: t.to(self.device) for k, t in arrays.items()}  # one copy each to the device
         with torch.no_grad():
             data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
@@ -506,8 +529,11 @@ class MAPPOLearner(Learner):
         logits, samples = self._actor_logits(mb)
         logp_all = torch.log_softmax(logits, dim=-1)
         logp = logp_all.gather(1, samples["actions"][:, None]).squeeze(1)
-        entropy = categorical_entropy(logp_all).mean()
-        p_loss = policy_loss(logp, samples["old_logp"], samples["advantages"], clip=c.clip_param)
+        weights = samples.get("weights")  # state_weight_power: per-sample weights, else None
+        entropy = masked_mean(categorical_entropy(logp_all), weights)
+        p_loss = policy_loss(
+            logp, samples["old_logp"], samples["advantages"], clip=c.clip_param, mask=weights
+        )
         actor_loss = p_loss - self._scheduled_entropy_coef() * entropy
         magnet_kl = torch.zeros((), device=self.device)
         if c.magnet_coef > 0.0:
