@@ -12,6 +12,12 @@ NashConv can be read as "which decisions are off, and by how much":
     python bench/kuhn_strategy.py RUN_DIR [RUN_DIR ...]              # the last snapshot of each run
     python bench/kuhn_strategy.py RUN_DIR --every 2                  # every other generation
     python bench/kuhn_strategy.py RUN_DIR --out docs/data/FILE.txt   # also to a file, with provenance
+    python bench/kuhn_strategy.py RUN_DIR --mixtures 1 2 4 8         # the last k snapshots mixed
+
+With ``--mixtures K ...`` it also prints, per run, the exact NashConv of the uniform mixture of
+the main agent's last ``k`` snapshots for each ``k`` (a mixture of policies, each game playing
+one, not an average of their weights): lower than the last snapshot alone where the snapshots
+wander around an equilibrium, no lower where they lag behind one together.
 
 Columns: ``J Q K`` the first player's opening bet with each card; ``Jcb Qcb Kcb`` its call after
 check, bet; ``J_c Q_c K_c`` the second player's bet after a check; ``J_b Q_b K_b`` its call of a bet.
@@ -28,6 +34,7 @@ from bench_output import print_table, recorded
 
 if TYPE_CHECKING:
     from light_league.algorithms.base import Policy
+    from light_league.run_reader import RunReader
 
 #: (player, OpenSpiel information state string) of each column: cards 0 J, 1 Q, 2 K; p pass, b bet
 COLUMNS = {
@@ -64,6 +71,22 @@ def bet_probabilities(policy: Policy) -> list[float]:
     return np.exp(log_probs[:, 1]).tolist()
 
 
+def mixtures(reader: RunReader, sizes: list[int]) -> None:
+    """The exact NashConv of the uniform mixture of the main agent's last ``k`` snapshots."""
+    from light_league.algorithms.game_tree import nash_conv
+
+    ids = sorted(
+        (m for m in reader.members() if m.startswith("main_agent_0-v")),
+        key=lambda m: int(m.rsplit("-v", 1)[1]),
+    )
+    policies = reader.policies(ids)
+    cells = [
+        f"{nash_conv('kuhn_poker', [policies[i] for i in ids[-k:]]):.4f}" for k in sizes if k <= len(ids)
+    ]
+    print(f"the last k of its {len(ids)} main-agent snapshots mixed uniformly, NashConv:")
+    print_table([f"k={k}" for k in sizes if k <= len(ids)], [cells])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="run directories of a Kuhn poker league")
@@ -71,6 +94,14 @@ def main() -> None:
         "--every", type=int, default=0, help="every K-th generation and the last (0: the last only)"
     )
     ap.add_argument("--out", type=Path, default=None, help="also write the output here, with its provenance")
+    ap.add_argument(
+        "--mixtures",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="K",
+        help="NashConv of the last K snapshots mixed",
+    )
     args = ap.parse_args()
     from light_league.algorithms.game_tree import nash_conv
     from light_league.run_reader import RunReader
@@ -95,6 +126,8 @@ def main() -> None:
             rows.append(["", "Nash", "0.000", *(f"{p:.2f}" for p in nash_row(probs[0]))])
             print(f"\n{run.name}: the newest main agent's probability of betting (calling), per generation")
             print_table(["gen", "member", "NashConv", *COLUMNS], rows)
+            if args.mixtures:
+                mixtures(reader, args.mixtures)
 
 
 if __name__ == "__main__":

@@ -967,6 +967,7 @@ FIGURES = (
     _tuning_note("kuhn_state_weights"),
     _tuning_note("kuhn_strategy_state_weights"),
     _tuning_note("leduc_state_weights"),
+    _tuning_note("kuhn_strategy_lag"),
     _tuning_note("leduc_paired_average"),
     _tuning_note("leduc", "leduc_by_generation"),
     _tuning_note("leduc_long_schedule"),
