@@ -969,6 +969,7 @@ FIGURES = (
     _tuning_note("leduc_state_weights"),
     _tuning_note("kuhn_strategy_lag"),
     _tuning_note("kuhn_main_slow_decay"),
+    _tuning_note("kuhn_main_rate_and_average"),
     _tuning_note("leduc_paired_average"),
     _tuning_note("leduc", "leduc_by_generation"),
     _tuning_note("leduc_long_schedule"),
