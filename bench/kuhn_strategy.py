@@ -80,11 +80,10 @@ def mixtures(reader: RunReader, sizes: list[int]) -> None:
         key=lambda m: int(m.rsplit("-v", 1)[1]),
     )
     policies = reader.policies(ids)
-    cells = [
-        f"{nash_conv('kuhn_poker', [policies[i] for i in ids[-k:]]):.4f}" for k in sizes if k <= len(ids)
-    ]
+    sizes = [k for k in sizes if k <= len(ids)]
+    cells = [f"{nash_conv('kuhn_poker', [policies[i] for i in ids[-k:]]):.4f}" for k in sizes]
     print(f"the last k of its {len(ids)} main-agent snapshots mixed uniformly, NashConv:")
-    print_table([f"k={k}" for k in sizes if k <= len(ids)], [cells])
+    print_table([f"k={k}" for k in sizes], [cells])
 
 
 def main() -> None:

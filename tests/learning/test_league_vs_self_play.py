@@ -54,8 +54,8 @@ def train(run_dir: Path, seed: int, generations: int, *extra: str) -> None:
 
 
 def duel(work: Path, seed: int) -> dict[str, Any]:
-    """Train both runs under ``work`` and play the duel; the league's main agent's score and the
-    two runs' sizes."""
+    """Train both runs under ``work`` (a finished run there is read as it is) and take the
+    readings: the duel, each main agent against ``scripted_l3``, the probe against each."""
     import envs
     from light_league.build import probe_settings
     from light_league.config import load_config
@@ -68,21 +68,24 @@ def duel(work: Path, seed: int) -> dict[str, Any]:
         (league, LEAGUE_GENERATIONS, ()),
         (self_play, SELF_PLAY_GENERATIONS, ("scheduler.name=self_play",)),
     ):
-        if not (run / "generations.jsonl").exists():  # the script mode measures a finished run again
+        if not (run / "generations.jsonl").exists():
             train(run, seed, generations, *extra)
+    config = load_config(CONFIG, [])
+    env_config, settings = config.env, probe_settings(config)
     mains, probes = {}, {}
-    settings = probe_settings(load_config(CONFIG, []))
     for name, run in (("league", league), ("self_play", self_play)):
         reader = RunReader(run)
         target = reader.target("main")
         (member,) = target.weights
         mains[name] = (member, reader.policy(member), int(reader.records()[-1]["env_steps"]))
-        found = Probe("battalion", {"team_size": 2}, settings).run(target, reader.policies([member]), seed=0)
+        found = Probe(env_config.name, env_config.options, settings).run(
+            target, reader.policies([member]), seed=0
+        )
         probes[name] = found.probe_win_rate
     env = RunReader(league).make_env(256)
     try:
         result = match(env, mains["league"][1], mains["self_play"][1], GAMES, seed=2029)
-        l3 = envs.make_fixed_policy("battalion", "scripted_l3", team_size=2)
+        l3 = envs.make_fixed_policy(env_config.name, "scripted_l3", **env_config.options)
         vs_l3 = {k: match(env, m[1], l3, GAMES // 2, seed=2030).score for k, m in mains.items()}
     finally:
         env.close()
