@@ -138,6 +138,22 @@ class MAPPOConfig(Section):
     samples share an observation (continuous observations) every weight is 1 and nothing
     changes. Feed-forward policies only. 0: off (the reference)."""
 
+    policy_gradient: Literal["sampled", "all_actions", "control_variate"] = "sampled"
+    """sampled: the surrogate moves the action each sample took, by its GAE advantage (the
+    reference). all_actions: a second critic learns an action value for every action of the
+    centralised state, Q(s, a), regressed on the lambda-returns of the actions taken; the
+    surrogate then moves every legal action of every sample by ``Q(s, a)`` minus its mean under
+    the policy before the update (the all-action or "mean actor-critic" estimator). The
+    gradient's expectation is the same; the noise of which action a sample happened to take is
+    gone, which is most of an advantage's noise where one decision's payoff swings widely
+    (poker). Advantages keep the batch's GAE scale, so ``entropy_coef`` means what it did. The
+    action-value network costs a forward and a backward pass per mini-batch; it is saved and
+    resumed with the learner, restarts with ``reset_weights`` and is not part of the policy.
+    control_variate: the all-action surrogate plus the sampled one on what the action values
+    miss of the taken action's advantage (GAE advantage minus ``Q(s, a_t)`` less the mean): the
+    expected gradient is the sampled one's whatever the values' error, and the less they miss the
+    less noise is left. Discrete actions, feed-forward policies only."""
+
     value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
     """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
 
@@ -218,6 +234,11 @@ class MAPPOConfig(Section):
                 f"state_weight_power={self.state_weight_power} does not work with recurrent.cell="
                 f"{self.recurrent.cell} (a recurrent decision depends on more than its observation); "
                 "set state_weight_power=0 or recurrent.cell=none"
+            )
+        if self.recurrent.enabled and self.policy_gradient != "sampled":
+            raise ValueError(
+                f"policy_gradient={self.policy_gradient} does not work with recurrent.cell={self.recurrent.cell} "
+                "(its action values are feed-forward); set policy_gradient=sampled or recurrent.cell=none"
             )
         if self.recurrent.enabled and self.magnet_coef > 0.0:
             raise ValueError(

@@ -20,6 +20,11 @@ decisions of one episode each, each starting from the hidden state the rollout s
 pass shuffles chunks (not samples) into ``num_mini_batch`` mini-batches, runs actor and critic
 over each chunk and takes the same losses over the chunks' valid entries.
 
+With ``policy_gradient`` ``all_actions`` or ``control_variate`` each mini-batch first takes one
+regression step of an action-value network (the critic's input to one value per action) on the
+lambda-returns of the actions taken; the actor's surrogate then covers every legal action, each by
+its value less the mean under the policy the update started from (docs/mappo.md).
+
 Deterministic under ``seed``: the seed fixes the initial weights and the shuffling generator.
 
 ``device`` (``learner.device``): the policy, the magnet and every batch tensor live there; the
@@ -44,12 +49,13 @@ from light_league.algorithms.mappo.config import ARCH_VERSION, MAPPOConfig
 from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
 from light_league.algorithms.mappo.loss import (
     categorical_entropy,
+    huber_loss,
     mappo_value_loss,
     masked_mean,
     policy_loss,
     ppo_diagnostics,
 )
-from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy
+from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy, build_mlp
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
 from light_league.errors import NonFiniteError
@@ -68,6 +74,7 @@ _MB_KEYS = (
     "critic_grad_norm",
     "grad_norm",
     "magnet_kl",
+    "q_loss",
 )
 
 #: bounds of the adaptive entropy coefficient (``entropy_target``)
@@ -140,10 +147,14 @@ class MAPPOLearner(Learner):
         self.device = torch.device(device)
         self._policy.to(self.device)  # before the optimisers take its parameters
         self._initial_weights = self._policy.get_weights()
+        self._q_net = self._new_q_net() if config.policy_gradient != "sampled" else None
+        self._initial_q = None if self._q_net is None else copy.deepcopy(self._q_net.state_dict())
+        self._adv_scale = 1.0
         self._restart_lineage()
         self.entropy_coef = config.entropy_coef
         self._shuffle = torch.Generator().manual_seed(seed + 1)
         self._actor_opt, self._critic_opt = self._make_optimisers()
+        self._q_opt = self._make_q_optimiser()
         self.num_updates = 0
         self.samples_seen = 0
         self._schedule_step = 0
@@ -226,6 +237,12 @@ class MAPPOLearner(Learner):
                 else {k: v.detach().cpu().clone() for k, v in self._average.items()}
             ),
             "averaged_updates": self._averaged_updates,
+            "q_net": (
+                None
+                if self._q_net is None
+                else {k: v.detach().cpu().clone() for k, v in self._q_net.state_dict().items()}
+            ),
+            "q_optim": None if self._q_opt is None else to_cpu(self._q_opt.state_dict()),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -253,14 +270,22 @@ class MAPPOLearner(Learner):
             for name, value in saved.items():
                 self._average[name].copy_(value)
             self._averaged_updates = int(state.get("averaged_updates", 0))
+        # states written without action values (or before they existed): those start afresh
+        if self._q_net is not None and self._q_opt is not None and state.get("q_net") is not None:
+            self._q_net.load_state_dict(state["q_net"])
+            self._q_opt.load_state_dict(state["q_optim"])
 
     def reset_weights(self) -> None:
-        """Back to the initial weights (ValueNorm included), fresh optimisers, lr schedule restarted.
+        """Back to the initial weights (ValueNorm and the action values included), fresh
+        optimisers, lr schedule restarted.
 
         Lifetime counters (``num_updates``, ``samples_seen``) keep counting.
         """
         self._policy.set_weights(self._initial_weights)
         self._actor_opt, self._critic_opt = self._make_optimisers()
+        if self._q_net is not None and self._initial_q is not None:
+            self._q_net.load_state_dict(self._initial_q)
+        self._q_opt = self._make_q_optimiser()
         self._schedule_step = 0
         self._restart_lineage()
         self.entropy_coef = self.config.entropy_coef
@@ -364,12 +389,41 @@ class MAPPOLearner(Learner):
         )
         return actor, critic
 
+    def _new_q_net(self) -> torch.nn.Module:
+        """The action-value network of ``policy_gradient`` ``all_actions`` and ``control_variate``:
+        the critic's input (centralised state, agent position) to one value per action, in return
+        units."""
+        c = self.config
+        spec = self.spec
+        return build_mlp(
+            spec.state_dim + (spec.team_size if c.add_agent_id else 0),
+            spec.num_actions,
+            hidden_size=c.hidden_size,
+            layer_N=c.layer_N,
+            use_relu=c.use_relu,
+            use_feature_normalization=c.use_feature_normalization,
+            use_orthogonal=c.use_orthogonal,
+            out_gain=0.01,  # near 0 at first: no advantage before the values are learned
+            generator=torch.Generator().manual_seed(self.seed + 2),
+        ).to(self.device)
+
+    def _make_q_optimiser(self) -> torch.optim.Adam | None:
+        if self._q_net is None:
+            return None
+        c = self.config
+        return torch.optim.Adam(
+            self._q_net.parameters(), lr=c.critic_lr, eps=c.opti_eps, weight_decay=c.weight_decay
+        )
+
     def _apply_lr_schedule(self) -> float:
         frac = self.lr_fraction
         for group in self._actor_opt.param_groups:
             group["lr"] = self.config.lr * frac
         for group in self._critic_opt.param_groups:
             group["lr"] = self.config.critic_lr * frac
+        if self._q_opt is not None:
+            for group in self._q_opt.param_groups:
+                group["lr"] = self.config.critic_lr * frac
         return frac
 
     def _check_batch(self, batch: SampleBatch) -> None:
@@ -410,6 +464,8 @@ class MAPPOLearner(Learner):
         )
         ok = np.asarray(batch.valid, dtype=bool)
         stats = {"advantage_std": float(adv[ok].std())}
+        # all_actions: action values are divided by the scale the GAE advantages are divided by
+        self._adv_scale = stats["advantage_std"] + 1e-5 if c.use_advantage_norm else 1.0
         if c.use_advantage_norm:
             adv = normalize_advantages(adv, batch.valid)
         values = np.asarray(batch.values, dtype=np.float32)[ok]
@@ -432,6 +488,9 @@ class MAPPOLearner(Learner):
         data = {k: t.to(self.device) for k, t in arrays.items()}  # one copy each to the device
         with torch.no_grad():
             data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
+            if self._q_net is not None:  # the policy before this update, for every action
+                logits = self._policy.masked_logits(data["obs"], data["mask"], data["agent_idx"])
+                data["old_logp_all"] = torch.log_softmax(logits, dim=-1)
         return data, stats
 
     def _prepare_chunks(
@@ -526,14 +585,18 @@ class MAPPOLearner(Learner):
     def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
         c = self.config
         pol = self._policy
+        q_loss = self._q_step(mb)  # first, so that the actor's advantages use this batch's values
         logits, samples = self._actor_logits(mb)
         logp_all = torch.log_softmax(logits, dim=-1)
         logp = logp_all.gather(1, samples["actions"][:, None]).squeeze(1)
         weights = samples.get("weights")  # state_weight_power: per-sample weights, else None
         entropy = masked_mean(categorical_entropy(logp_all), weights)
-        p_loss = policy_loss(
-            logp, samples["old_logp"], samples["advantages"], clip=c.clip_param, mask=weights
-        )
+        if self._q_net is None:
+            p_loss = policy_loss(
+                logp, samples["old_logp"], samples["advantages"], clip=c.clip_param, mask=weights
+            )
+        else:
+            p_loss = self._all_actions_loss(logp_all, logp, mb)
         actor_loss = p_loss - self._scheduled_entropy_coef() * entropy
         magnet_kl = torch.zeros((), device=self.device)
         if c.magnet_coef > 0.0:
@@ -572,7 +635,56 @@ class MAPPOLearner(Learner):
             "critic_grad_norm": critic_gn,
             "grad_norm": float(np.hypot(actor_gn, critic_gn)),
             "magnet_kl": float(magnet_kl.detach()),
+            "q_loss": q_loss,
         }
+
+    def _q_values(self, mb: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(M, A) action values of the mini-batch's samples, in return units."""
+        assert self._q_net is not None
+        return self._q_net(self._policy._with_id(mb["state"], mb["agent_idx"]))
+
+    def _all_actions_loss(
+        self, logp_all: torch.Tensor, logp: torch.Tensor, mb: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
+        """``policy_gradient: all_actions``: the clipped surrogate of every legal action, weighted
+        by its probability before the update, with advantage ``Q(s, a) - sum_b pi_old(b) Q(s, b)``
+        in the GAE advantages' scale. ``control_variate`` adds the sampled surrogate with what
+        the action values do not explain of the taken action's advantage (to be minimised,
+        scalar)."""
+        c = self.config
+        mask = mb["mask"]
+        old_logp = mb["old_logp_all"]
+        old_p = torch.where(mask, old_logp.exp(), torch.zeros_like(old_logp))
+        with torch.no_grad():
+            q = self._q_values(mb)
+            adv = (q - (old_p * q).sum(dim=-1, keepdim=True)) / self._adv_scale
+        # illegal entries: both log-probabilities are about -1e10, whose difference float32
+        # cannot hold; they carry no weight, so their ratio is set to 1
+        ratio = torch.where(mask, torch.exp(logp_all - old_logp), torch.ones_like(logp_all))
+        surr = torch.min(ratio * adv, torch.clamp(ratio, 1.0 - c.clip_param, 1.0 + c.clip_param) * adv)
+        loss = -masked_mean((old_p * surr).sum(dim=-1), mb.get("weights"))
+        if c.policy_gradient == "control_variate":
+            residual = mb["advantages"] - adv.gather(1, mb["actions"][:, None]).squeeze(1)
+            loss = loss + policy_loss(
+                logp, mb["old_logp"], residual, clip=c.clip_param, mask=mb.get("weights")
+            )
+        return loss
+
+    def _q_step(self, mb: dict[str, torch.Tensor]) -> float:
+        """One regression step of the action values on the mini-batch's lambda-returns, for the
+        actions taken (Huber with ``huber_delta`` when ``use_huber_loss``); 0.0 without them."""
+        if self._q_net is None or self._q_opt is None:
+            return 0.0
+        c = self.config
+        q = self._q_values(mb).gather(1, mb["actions"][:, None]).squeeze(1)
+        err = mb["returns"] - q
+        loss = (huber_loss(err, c.huber_delta) if c.use_huber_loss else 0.5 * err**2).mean()
+        self._q_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = self._clip_grads(list(self._q_net.parameters()))
+        _check_finite("action-value loss", float(loss.detach()), grad_norm, self.num_updates)
+        self._q_opt.step()
+        return float(loss.detach())
 
     def _batch_metrics(self, data: dict[str, torch.Tensor], lr_frac: float) -> dict[str, float]:
         out = {
