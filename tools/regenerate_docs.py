@@ -972,6 +972,7 @@ FIGURES = (
     _tuning_note("kuhn_main_rate_and_average"),
     _tuning_note("kuhn_all_actions"),
     _tuning_note("leduc_all_actions"),
+    _tuning_note("leduc_all_actions_half_lr"),
     _tuning_note("kuhn_main_shorter_average"),
     _tuning_note("leduc_paired_average"),
     _tuning_note("leduc", "leduc_by_generation"),
