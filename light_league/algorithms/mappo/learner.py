@@ -49,11 +49,11 @@ from light_league.algorithms.mappo.config import ARCH_VERSION, MAPPOConfig
 from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
 from light_league.algorithms.mappo.loss import (
     categorical_entropy,
-    huber_loss,
     mappo_value_loss,
     masked_mean,
     policy_loss,
     ppo_diagnostics,
+    value_loss,
 )
 from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy, build_mlp
 from light_league.config_base import Section
@@ -148,7 +148,6 @@ class MAPPOLearner(Learner):
         self._policy.to(self.device)  # before the optimisers take its parameters
         self._initial_weights = self._policy.get_weights()
         self._q_net = self._new_q_net() if config.policy_gradient != "sampled" else None
-        self._initial_q = None if self._q_net is None else copy.deepcopy(self._q_net.state_dict())
         self._adv_scale = 1.0
         self._restart_lineage()
         self.entropy_coef = config.entropy_coef
@@ -283,8 +282,8 @@ class MAPPOLearner(Learner):
         """
         self._policy.set_weights(self._initial_weights)
         self._actor_opt, self._critic_opt = self._make_optimisers()
-        if self._q_net is not None and self._initial_q is not None:
-            self._q_net.load_state_dict(self._initial_q)
+        if self._q_net is not None:  # seeded: the same initial values again
+            self._q_net = self._new_q_net()
         self._q_opt = self._make_q_optimiser()
         self._schedule_step = 0
         self._restart_lineage()
@@ -677,8 +676,8 @@ class MAPPOLearner(Learner):
             return 0.0
         c = self.config
         q = self._q_values(mb).gather(1, mb["actions"][:, None]).squeeze(1)
-        err = mb["returns"] - q
-        loss = (huber_loss(err, c.huber_delta) if c.use_huber_loss else 0.5 * err**2).mean()
+        huber = c.huber_delta if c.use_huber_loss else None
+        loss = value_loss(q, q, mb["returns"], clip=c.clip_param, huber_delta=huber, clipped=False)
         self._q_opt.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = self._clip_grads(list(self._q_net.parameters()))
