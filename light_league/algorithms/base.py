@@ -161,6 +161,13 @@ class Learner(ABC):
         the last published weights. Optional: the default is None."""
         return None
 
+    @property
+    def rounds_per_update(self) -> int:
+        """Rollout rounds of its own trajectories the learner wants queued before an update (the
+        last round of a generation's task updates whatever is queued). Optional: the default is
+        1, an update every round."""
+        return 1
+
     @abstractmethod
     def policy_meta(self) -> dict[str, Any]:
         """JSON-able description needed to rebuild the policy from weights (kind, architecture, spaces)."""

@@ -22,6 +22,9 @@ class UpdateResult:
 
     version: int
     metrics: dict[str, float] = field(default_factory=dict)
+    #: rollout rounds the learner wants queued before its next update
+    #: (``Learner.rounds_per_update``; the TrainingManager waits that many rounds)
+    rounds_per_update: int = 1
 
 
 class LearnerComponent(Protocol):

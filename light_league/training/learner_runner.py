@@ -108,7 +108,7 @@ class LearnerRunner:
         self._publish()
         metrics["update_s"] = time.perf_counter() - start
         metrics["samples"] = float(batch.num_samples)
-        return UpdateResult(self.version, metrics)
+        return UpdateResult(self.version, metrics, self.learner.rounds_per_update)
 
     def get_version(self) -> int:
         return self.version

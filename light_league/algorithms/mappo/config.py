@@ -69,6 +69,17 @@ class MAPPOConfig(Section):
     lr_final_fraction: float = Field(0.0, ge=0.0, le=1.0)
     """Learning rate at the end of the linear schedule, as a fraction of the initial one."""
 
+    batch_growth: int = Field(1, ge=1, le=64)
+    """Rollout rounds an update takes at the end of the schedule: an update waits until that many
+    rounds of the learner's own trajectories are queued (a round is ``execution.envs_per_worker x
+    steps_per_call`` env steps on each worker), a number that grows linearly from 1 over
+    ``lr_decay_updates`` updates (whatever ``lr_schedule`` is) and restarts with the schedule. Many
+    samples per step where the learner is near its fixed point, few where it is far: the noise of
+    a step falls as it settles, where a smaller learning rate only makes it move less. The last
+    round of a generation's task always updates, so no trajectory is left when a generation
+    ends; after a resume the first update takes one round. 1: every round updates (the
+    reference). Not with ``execution.overlap``."""
+
     ppo_epoch: int = Field(10, ge=1, le=100)
     """Passes over each batch. Reference default 15; ours is 10, the paper's advice for difficult
     tasks (its suggestion 3: at most 10 epochs on hard tasks, 15 on easy ones). A league learner's
