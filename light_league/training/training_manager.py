@@ -6,9 +6,9 @@ learner takes one update on the trajectories of its current version and publishe
 A learner that wants several rounds an update (``Learner.rounds_per_update``, MAPPO's
 ``batch_growth``; each update says how many it wants next) is left out of the updates until that
 many rounds of its trajectories are queued, and its task's last round always updates on what is
-queued, so nothing is left queued when ``run`` returns. A task ends when its env-step budget is spent. Games still in progress then go on in the next
-generation's calls against the opponents they were drawn with (each result says which
-generation drew it: ``MatchResult.drawn_generation``).
+queued, so nothing is left queued when ``run`` returns. A task ends when its env-step budget is
+spent. Games still in progress then go on in the next generation's calls against the opponents
+they were drawn with (each result says which generation drew it: ``MatchResult.drawn_generation``).
 
 With ``overlap`` (``execution.overlap``) the workers play the next round while the learners
 update on the last one: the next round's requests go out, with the versions the learners have
