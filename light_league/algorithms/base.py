@@ -164,8 +164,9 @@ class Learner(ABC):
     @property
     def rounds_per_update(self) -> int:
         """Rollout rounds of its own trajectories the learner wants queued before an update (the
-        last round of a generation's task updates whatever is queued). Optional: the default is
-        1, an update every round."""
+        last round of a generation's task updates whatever is queued; with ``execution.overlap``
+        every round updates whatever this says). Optional: the default is 1, an update every
+        round."""
         return 1
 
     @abstractmethod

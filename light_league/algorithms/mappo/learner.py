@@ -301,10 +301,7 @@ class MAPPOLearner(Learner):
     def rounds_per_update(self) -> int:
         """``batch_growth``: from 1 to ``batch_growth`` rollout rounds an update, linearly over the
         schedule's ``lr_decay_updates``."""
-        growth = self.config.batch_growth
-        if growth == 1:
-            return 1
-        return 1 + int((growth - 1) * self._schedule_progress())
+        return 1 + int((self.config.batch_growth - 1) * self._schedule_progress())
 
     def _schedule_progress(self) -> float:
         """How far the linear schedule has run, in [0, 1]."""
