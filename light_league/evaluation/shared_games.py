@@ -203,6 +203,11 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.ascontiguousarray(x)
     if len(x) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if x.dtype == np.uint8:  # bytes: eight to a word, so the hash has an eighth of the columns
+        pad = -x.shape[1] % 8
+        if pad:
+            x = np.concatenate([x, np.zeros((len(x), pad), dtype=np.uint8)], axis=1)
+        x = x.view(np.int64)
     mult = np.random.default_rng(0).integers(1, 2**62, size=x.shape[1], dtype=np.int64) | 1
     with np.errstate(over="ignore"):
         h = (x.astype(np.int64) * mult).sum(axis=1)

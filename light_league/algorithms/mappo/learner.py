@@ -55,7 +55,7 @@ from light_league.algorithms.mappo.loss import (
     ppo_diagnostics,
     value_loss,
 )
-from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy, build_mlp
+from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy, build_mlp, distinct_rows
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
 from light_league.errors import NonFiniteError
@@ -149,6 +149,8 @@ class MAPPOLearner(Learner):
         self._initial_weights = self._policy.get_weights()
         self._q_net = self._new_q_net() if config.policy_gradient != "sampled" else None
         self._adv_scale = 1.0
+        #: the distinct network inputs of the batch being learned from (:meth:`_prepare`)
+        self._distinct: dict[str, torch.Tensor] = {}
         self._restart_lineage()
         self.entropy_coef = config.entropy_coef
         self._shuffle = torch.Generator().manual_seed(seed + 1)
@@ -375,9 +377,8 @@ class MAPPOLearner(Learner):
     def _magnet_kl(self, logp_all: torch.Tensor, mb: dict[str, torch.Tensor]) -> torch.Tensor:
         """Mean ``KL(policy || magnet)`` over the mini-batch's states (legal actions only; weighted
         with ``state_weight_power``)."""
-        pol = self._policy
         with torch.no_grad():
-            magnet_logits = self._magnet(pol._with_id(mb["obs"], mb["agent_idx"]))
+            magnet_logits = self._net_on(self._magnet, mb, "obs")
             magnet_logp = torch.log_softmax(magnet_logits.masked_fill(~mb["mask"], ILLEGAL_LOGIT), dim=-1)
         p = logp_all.exp()
         terms = torch.where(mb["mask"], p * (logp_all - magnet_logp), torch.zeros_like(p))
@@ -491,6 +492,13 @@ class MAPPOLearner(Learner):
         if c.state_weight_power > 0.0:
             arrays["weights"] = torch.from_numpy(state_weights(batch.obs[ok], idx[ok], c.state_weight_power))
         data = {k: t.to(self.device) for k, t in arrays.items()}  # one copy each to the device
+        # a network computes each distinct input once (poker batches repeat a few information
+        # states); the mini-batches carry each sample's index into the distinct rows
+        self._distinct.clear()
+        for key in ("obs", "state"):
+            found = distinct_rows(self._policy._with_id(data[key], data["agent_idx"]))
+            if found is not None:
+                self._distinct[key], data[f"{key}_inverse"] = found
         with torch.no_grad():
             data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
             if self._q_net is not None:  # the policy before this update, for every action
@@ -562,7 +570,7 @@ class MAPPOLearner(Learner):
         stored hidden states and their valid entries are the samples."""
         pol = self._policy
         if "h0" not in mb:
-            return pol.masked_logits(mb["obs"], mb["mask"], mb["agent_idx"]), mb
+            return self._net_on(pol.actor, mb, "obs").masked_fill(~mb["mask"], ILLEGAL_LOGIT), mb
         logits, _ = pol.actor_sequence(
             mb["obs"], mb["mask"], mb["agent_idx"], mb["h0"][:, : pol.recurrent_size]
         )
@@ -577,9 +585,18 @@ class MAPPOLearner(Learner):
         """The critic's outputs (M,), in critic units, for the samples of :meth:`_actor_logits`."""
         pol = self._policy
         if "h0" not in mb:
-            return pol.critic_values(mb["state"], mb["agent_idx"])
+            return self._net_on(pol.critic, mb, "state").squeeze(-1)
         values, _ = pol.critic_sequence(mb["state"], mb["agent_idx"], mb["h0"][:, pol.recurrent_size :])
         return values[mb["valid"]]
+
+    def _net_on(self, net: torch.nn.Module, mb: dict[str, torch.Tensor], key: str) -> torch.Tensor:
+        """A feed-forward ``net`` (actor, critic, magnet, action values) on the mini-batch's
+        ``key`` input (``obs`` or ``state``, with the agent's position appended), one row per
+        sample: computed once per distinct input of the batch when :meth:`_prepare` found few."""
+        inverse = mb.get(f"{key}_inverse")
+        if inverse is None:
+            return net(self._policy._with_id(mb[key], mb["agent_idx"]))
+        return net(self._distinct[key])[inverse]
 
     def _clip_grads(self, params: list[torch.nn.Parameter]) -> float:
         if self.config.use_max_grad_norm:
@@ -646,7 +663,7 @@ class MAPPOLearner(Learner):
     def _q_values(self, mb: dict[str, torch.Tensor]) -> torch.Tensor:
         """(M, A) action values of the mini-batch's samples, in return units."""
         assert self._q_net is not None
-        return self._q_net(self._policy._with_id(mb["state"], mb["agent_idx"]))
+        return self._net_on(self._q_net, mb, "state")
 
     def _all_actions_loss(
         self, logp_all: torch.Tensor, logp: torch.Tensor, mb: dict[str, torch.Tensor]

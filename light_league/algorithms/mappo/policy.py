@@ -54,6 +54,54 @@ ARCH_KEYS = (
 )
 #: recurrent cells a MAPPO policy builds
 RECURRENT_CELLS = ("none", "gru")
+#: a batch shorter than this goes through a network as it is (:func:`rowwise`): below it,
+#: finding the distinct rows costs about what it saves
+ROWWISE_MIN_ROWS = 1024
+
+
+def distinct_rows(x: torch.Tensor, min_rows: int = 64) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``(rows, inverse)`` with ``rows[inverse]`` equal to the (N, D) ``x`` bit for bit, when
+    ``x`` has at most half as many distinct rows as rows; None otherwise (or when ``x`` has
+    fewer than ``min_rows`` rows).
+
+    Each row's float32 bit pattern, in two 16-bit halves, is weighted by a fixed random integer
+    vector and summed (exact int64 arithmetic, no overflow for D up to 4096); rows with equal
+    sums are grouped and checked equal, so a collision only costs the shortcut, never a wrong
+    row. Poker batches repeat a few information states thousands of times; a continuous
+    observation almost never repeats and pays one pass over the batch to find that out."""
+    n = x.shape[0]
+    if x.dim() != 2 or n < min_rows or x.shape[1] > 4096 or x.dtype != torch.float32:
+        return None
+    bits = x.contiguous().view(torch.int32).to(torch.int64)
+    halves = torch.cat([bits & 0xFFFF, (bits >> 16) & 0xFFFF], dim=1)
+    key = (halves * _row_weights(halves.shape[1], x.device)).sum(dim=1)
+    keys, inverse = torch.unique(key, return_inverse=True)
+    if 2 * keys.numel() > n:
+        return None
+    first = torch.full((keys.numel(),), n, dtype=torch.int64, device=x.device)
+    first.scatter_reduce_(0, inverse, torch.arange(n, device=x.device), reduce="amin")
+    rows = x[first]
+    if not torch.equal(rows[inverse], x):
+        return None
+    return rows, inverse
+
+
+@functools.lru_cache(maxsize=64)
+def _row_weights(width: int, device: torch.device) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(width)
+    return torch.randint(1, 2**31, (width,), generator=gen, dtype=torch.int64).to(device)
+
+
+def rowwise(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``net(x)`` for a feed-forward ``net`` that treats each row on its own (Linear, LayerNorm,
+    activations: the MLPs here), computing each distinct row of ``x`` once. The result and its
+    gradients are those of ``net(x)``: a repeated row's output is its distinct row's, and the
+    gradient of the indexing adds the repeats' gradients up."""
+    found = distinct_rows(x, ROWWISE_MIN_ROWS)
+    if found is None:
+        return net(x)
+    rows, inverse = found
+    return net(rows)[inverse]
 
 
 def _init_linear(layer: nn.Linear, gain: float, orthogonal: bool, generator: torch.Generator) -> nn.Linear:
@@ -270,6 +318,7 @@ class MAPPOPolicy(nn.Module):
             state_dim=int(meta["state_dim"]),
             num_actions=int(meta["num_actions"]),
             team_size=int(meta["team_size"]),
+            use_orthogonal=weights is None,  # the weights replace the initial ones: skip the QR
             **arch,
         )
         if weights is not None:
@@ -287,12 +336,12 @@ class MAPPOPolicy(nn.Module):
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor, agent_idx: torch.Tensor) -> torch.Tensor:
         """(N, A) actor logits with illegal actions set to ``ILLEGAL_LOGIT``."""
-        logits = self.actor(self._with_id(obs, agent_idx))
+        logits = rowwise(self.actor, self._with_id(obs, agent_idx))
         return logits.masked_fill(~mask, ILLEGAL_LOGIT)
 
     def critic_values(self, state: torch.Tensor, agent_idx: torch.Tensor) -> torch.Tensor:
         """(N,) critic output, in normalised units when ``use_valuenorm`` is on."""
-        return self.critic(self._with_id(state, agent_idx)).squeeze(-1)
+        return rowwise(self.critic, self._with_id(state, agent_idx)).squeeze(-1)
 
     def actor_sequence(
         self, obs: torch.Tensor, mask: torch.Tensor, agent_idx: torch.Tensor, h0: torch.Tensor
