@@ -16,8 +16,9 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   0.03 in one of the last four generations (seed 0: 0.018-0.084; 0.053-0.303 when the meta-solver
   read the played table, so a broken shared table fails it), and the main agent (self-play
   with a magnet, snapshots averaged, no input LayerNorm, two thirds of the training) has settled:
-  at most 0.03 in one of them and at most 0.045 in all four (seed 0: main 0.017-0.041, and
-  0.021-0.031 in an earlier version; seed 5: main 0.013-0.030. Seed 0's main agent read 0.025-0.057 with a third of the
+  at most 0.03 in one of them and at most 0.045 in all four (seed 0, snapshots averaging about
+  260 updates: main 0.011-0.024, meta 0.008-0.020; with 130: main 0.017-0.041, and 0.021-0.031
+  in an earlier version; seed 5: main 0.013-0.030. Seed 0's main agent read 0.025-0.057 with a third of the
   training, 0.046-0.071 with the input LayerNorm as well, 0.046-0.089 without the snapshot
   average, and 0.180-0.226 trained against the league before that; uniform play: 0.917).
 
