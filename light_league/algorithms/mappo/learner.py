@@ -502,7 +502,7 @@ class MAPPOLearner(Learner):
         with torch.no_grad():
             data["old_values"] = self._policy.to_critic_units(torch.from_numpy(values).to(self.device))
             if self._q_net is not None:  # the policy before this update, for every action
-                logits = self._policy.masked_logits(data["obs"], data["mask"], data["agent_idx"])
+                logits, _ = self._actor_logits(data)  # the distinct rows found above, not found again
                 data["old_logp_all"] = torch.log_softmax(logits, dim=-1)
         return data, stats
 
