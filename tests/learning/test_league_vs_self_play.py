@@ -101,6 +101,7 @@ def duel(work: Path, seed: int) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # about 9 minutes on one core; the suite's 600 s cut it off on a slow machine
 def test_league_main_agent_beats_the_self_play_one(tmp_path: Path) -> None:
     reading = duel(tmp_path, SEED)
     shown = json.dumps(reading)
