@@ -17,6 +17,11 @@ games. This bench asks whether any policy written down by hand does. Every candi
 
     python bench/scripted_headroom.py                          # 1,024 games a candidate
     python bench/scripted_headroom.py --out docs/data/tuning/battalion_headroom.txt
+    python bench/scripted_headroom.py --opponent scripted_l4   # the same candidates against level 4
+
+``--opponent`` (``scripted_l3``, ``scripted_l4`` or ``scripted_l5``) names the level every
+candidate plays; the rule family, the search and the openings stay level 5's, so against another
+level they ask how far level 5's rules, changed, get above that level.
 
 One process, one core; the figures are game outcomes, not timings.
 """
@@ -51,7 +56,8 @@ from envs.battalion import (
 )
 from light_league.rollout.head_to_head import match
 
-OPPONENT = "scripted_l5"
+OPPONENT = "scripted_l5"  # the default opponent; the rule family below is always level 5
+LEVELS = ("scripted_l3", "scripted_l4", "scripted_l5")
 TEAM = 2
 _TURN = bs.TURN_STEP
 
@@ -203,10 +209,10 @@ class ShieldPolicy(RulePolicy):
         return action
 
 
-def play(policy: Any, games: int, seed: int) -> tuple[float, float, float]:
-    """``policy``'s score against ``scripted_l5`` (wins + draws / 2) and its 95% interval."""
+def play(policy: Any, games: int, seed: int, against: str = OPPONENT) -> tuple[float, float, float]:
+    """``policy``'s score against ``against`` (wins + draws / 2) and its 95% interval."""
     env = envs.make_batched("battalion", num_envs=min(games, 128), team_size=TEAM)
-    opponent = envs.make_fixed_policy("battalion", OPPONENT, team_size=TEAM)
+    opponent = envs.make_fixed_policy("battalion", against, team_size=TEAM)
     result = match(env, policy, opponent, games, seed=seed)
     return result.score, *result.score_ci95
 
@@ -235,19 +241,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--search-games", type=int, default=256)
     ap.add_argument("--top", type=int, default=5, help="best settings of the search played again")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--opponent", choices=LEVELS, default=OPPONENT, help="the level every candidate plays")
     ap.add_argument("--out", type=Path, help="also write the output to this file")
     args = ap.parse_args(argv)
     check_rule_family_is_level_5(args.seed)
     start = time.perf_counter()
     with recorded(args.out):
         print(
-            f"Against {OPPONENT}, 2v2, {args.games} games a candidate (half per seat): score (wins + draws/2)"
+            f"Against {args.opponent}, 2v2, {args.games} games a candidate (half per seat): score (wins + draws/2)"
         )
         print("and its 95% Jeffreys interval.\n")
         rows: list[tuple[str, Any]] = [
-            ("scripted_l3", envs.make_fixed_policy("battalion", "scripted_l3", team_size=TEAM)),
-            ("scripted_l4", envs.make_fixed_policy("battalion", "scripted_l4", team_size=TEAM)),
-            ("scripted_l5 (itself)", RulePolicy()),
+            *(
+                (level + (" (itself)" if level == args.opponent else ""), policy)
+                for level, policy in zip(
+                    LEVELS,
+                    [
+                        *(envs.make_fixed_policy("battalion", lv, team_size=TEAM) for lv in LEVELS[:-1]),
+                        RulePolicy(),
+                    ],
+                )
+            ),
             *((name, RulePolicy(**change)) for name, change in NAMED.items()),
             *((f"rush to {close}", RushPolicy(close)) for close in (0.1, 0.3)),
             *((f"shield, within {tol}", ShieldPolicy(tol)) for tol in (0.015, 0.03)),
@@ -255,12 +269,14 @@ def main(argv: list[str] | None = None) -> None:
         width = max(len(name) for name, _ in rows) + 2
         fresh = args.seed + 10_000
         for name, policy in rows:
-            print(_line(name, play(policy, args.games, fresh), width))
+            print(_line(name, play(policy, args.games, fresh, args.opponent), width))
         rng = np.random.default_rng(args.seed)
         found = []
         for i in range(args.search):
             setting = {key: values[rng.integers(len(values))] for key, values in RULE_SPACE.items()}
-            found.append((play(RulePolicy(**setting), args.search_games, args.seed + i)[0], setting))
+            found.append(
+                (play(RulePolicy(**setting), args.search_games, args.seed + i, args.opponent)[0], setting)
+            )
         found.sort(key=lambda item: -item[0])
         print(
             f"\nRandom search: {args.search} settings of level 5's rule family, {args.search_games} games each;"
@@ -269,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"(their search reading, then {args.games} fresh games):")
         for reading, setting in found[: args.top]:
             changed = {k: v for k, v in setting.items() if v != L5[k]} or "level 5"
-            score, low, high = play(RulePolicy(**setting), args.games, fresh)
+            score, low, high = play(RulePolicy(**setting), args.games, fresh, args.opponent)
             print(f"  search {reading:.3f}  fresh {score:.3f} [{low:.3f}, {high:.3f}]  {changed}")
         median = float(np.median([s for s, _ in found]))
         print(f"  median search reading {median:.3f}; {time.perf_counter() - start:.0f} s in all")

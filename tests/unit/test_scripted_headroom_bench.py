@@ -46,3 +46,20 @@ def test_a_tiny_run_prints_every_candidate_and_the_search(capsys: pytest.Capture
         assert f"  {name} " in out
     assert out.count("  search ") == 2
     assert "median search reading" in out
+
+
+def test_another_level_as_the_opponent(capsys: pytest.CaptureFixture[str]) -> None:
+    bench.main(
+        ["--games", "16", "--search", "2", "--search-games", "8", "--top", "1", "--opponent", "scripted_l4"]
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("Against scripted_l4, ")
+    for name in ("scripted_l3", "scripted_l4 (itself)", "scripted_l5"):
+        assert f"  {name} " in out
+    assert "scripted_l5 (itself)" not in out
+
+
+def test_an_unknown_opponent_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--opponent", "scripted_l9"])
+    assert "scripted_l9" in capsys.readouterr().err
