@@ -251,17 +251,11 @@ def main(argv: list[str] | None = None) -> None:
             f"Against {args.opponent}, 2v2, {args.games} games a candidate (half per seat): score (wins + draws/2)"
         )
         print("and its 95% Jeffreys interval.\n")
+        # level 5 plays through the rule family (checked above to be scripted_l5)
+        levels = {lv: envs.make_fixed_policy("battalion", lv, team_size=TEAM) for lv in LEVELS[:-1]}
+        levels["scripted_l5"] = RulePolicy()
         rows: list[tuple[str, Any]] = [
-            *(
-                (level + (" (itself)" if level == args.opponent else ""), policy)
-                for level, policy in zip(
-                    LEVELS,
-                    [
-                        *(envs.make_fixed_policy("battalion", lv, team_size=TEAM) for lv in LEVELS[:-1]),
-                        RulePolicy(),
-                    ],
-                )
-            ),
+            *((lv + (" (itself)" if lv == args.opponent else ""), policy) for lv, policy in levels.items()),
             *((name, RulePolicy(**change)) for name, change in NAMED.items()),
             *((f"rush to {close}", RushPolicy(close)) for close in (0.1, 0.3)),
             *((f"shield, within {tol}", ShieldPolicy(tol)) for tol in (0.015, 0.03)),
