@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable
 from importlib import metadata
@@ -321,8 +322,11 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
             else RunDir.fresh(config.experiment.runs_root, config.experiment.name)
         )
 
+    from light_league.execution.base import set_fatal_report
     from light_league.runner import Runner
 
+    global _said
+    _said = threading.Lock()  # this run's failure is yet to be said
     try:
         runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
     except LeagueError:
@@ -330,6 +334,7 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
     except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
         return _fail(run_dir.root, exc, resumable=False)
     interrupted = False
+    set_fatal_report(lambda exc: _say_failure(run_dir.root, exc))
     try:
         runner.run()
     except NonFiniteError as exc:
@@ -349,6 +354,7 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
         return _fail(run_dir.root, exc, resumable=True)
     finally:
+        set_fatal_report(None)
         try:
             runner.close()
         except KeyboardInterrupt:
@@ -368,7 +374,25 @@ def _print_config(config: object) -> int:
     return 0
 
 
+#: a run's failure is said once, in one line on stderr: by the thread that first sees it
+_said = threading.Lock()
+
+
+def _say_failure(root: Path, exc: Exception) -> None:
+    """Say a failure seen outside the main thread at once (the process may be ended next, before
+    the main thread's handler runs): the error line with how to resume, no traceback."""
+    if _said.acquire(blocking=False):
+        print(
+            f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); "
+            f"completed generations are kept, continue with: python main.py --resume {root}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
+    """Keep the traceback in the run directory and say the failure in one line (unless a watcher
+    thread has said the run's failure already)."""
     from light_league.utils.atomic import atomic_write_text
 
     log_path: Path | None = root / "error.log" if root.is_dir() else None
@@ -387,7 +411,10 @@ def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
         if resumable
         else ""
     )
-    print(f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); {where}{hint}", file=sys.stderr)
+    if _said.acquire(blocking=False):
+        print(
+            f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); {where}{hint}", file=sys.stderr
+        )
     return EXIT_RUN_FAILED
 
 

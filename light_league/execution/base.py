@@ -33,6 +33,28 @@ class CallTimeout(RuntimeError):
 
 log = logging.getLogger(__name__)
 
+_fatal_report: Callable[[Exception], None] | None = None
+
+
+def set_fatal_report(report: Callable[[Exception], None] | None) -> None:
+    """Who hears of a failure that can end this process before any Python handler runs.
+
+    Ray's core worker ends a driver whose local raylet died with ``_exit(1)`` on its next
+    object-store call, so the driver's own ``except`` may never run. The Ray backend's watcher
+    thread reports such a failure the moment it sees it; ``main.py`` sets ``report`` to say the
+    run's one error line at once. None (the default) logs it.
+    """
+    global _fatal_report
+    _fatal_report = report
+
+
+def report_fatal(exc: Exception) -> None:
+    """Say ``exc`` now, from whatever thread: the process may not live to raise it."""
+    if _fatal_report is None:
+        log.error("%s: %s", exc.__class__.__name__, exc)
+    else:
+        _fatal_report(exc)
+
 
 @dataclass(frozen=True)
 class CallWatch:

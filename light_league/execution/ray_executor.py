@@ -17,11 +17,14 @@ because the actor it reached lost *another* component (a worker whose PolicyServ
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -45,7 +48,15 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from light_league.errors import LeagueError
-from light_league.execution.base import CallWatch, ComponentLost, Executor, Future, Handle, WorkerDied
+from light_league.execution.base import (
+    CallWatch,
+    ComponentLost,
+    Executor,
+    Future,
+    Handle,
+    WorkerDied,
+    report_fatal,
+)
 
 _DEAD = (RayActorError, ActorDiedError, ActorUnavailableError)
 
@@ -101,14 +112,77 @@ def _local_ray_down() -> str | None:
     return None
 
 
+def _instance_down(kind: str) -> RayInstanceDown:
+    return RayInstanceDown(
+        f"the local Ray instance stopped: its {kind} process exited (killed, or out of memory); "
+        "no component can run without it"
+    )
+
+
 def check_local_ray() -> None:
     """Raise :class:`RayInstanceDown` when the local Ray instance lost its raylet or GCS."""
     dead = _local_ray_down()
     if dead is not None:
-        raise RayInstanceDown(
-            f"the local Ray instance stopped: its {dead} process exited (killed, or out of memory); "
-            "no component can run without it"
-        )
+        raise _instance_down(dead)
+
+
+class _InstanceWatch:
+    """A thread that reports the moment a core process of the local Ray instance exits.
+
+    The driver's own checks (:func:`check_local_ray`, every ``LIVENESS_POLL_S`` while it waits)
+    may come too late: Ray's core worker ends the driver with ``_exit(1)`` on its first
+    object-store call after the raylet is gone, before any ``except`` runs. This thread blocks on
+    a pidfd of each process (Linux), so it wakes when one exits and hands
+    :class:`RayInstanceDown` to :func:`~light_league.execution.base.report_fatal`, which says the
+    run's error line before the process can be ended. Not started where pidfds are unavailable.
+    """
+
+    def __init__(self, pidfds: dict[int, str]) -> None:
+        self._fds = pidfds
+        self._pid = os.getpid()  # a forked child inherits the exit hook, not the thread
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._watch, name="ray-instance-watch", daemon=True)
+        self._thread.start()
+        atexit.register(self.stop)  # runs before Ray's own exit handler (registered on import) stops them
+
+    @classmethod
+    def start(cls) -> _InstanceWatch | None:
+        node: Any = getattr(ray._private.worker, "_global_node", None)
+        processes = getattr(node, "all_processes", None) or {}
+        pids = {
+            info.process.pid: kind
+            for kind in ("raylet", "gcs_server")
+            for info in processes.get(kind, [])
+            if getattr(info, "process", None) is not None
+        }
+        if not pids or not hasattr(os, "pidfd_open"):
+            return None
+        pidfds: dict[int, str] = {}
+        try:
+            for pid, kind in pids.items():
+                pidfds[os.pidfd_open(pid)] = kind
+        except OSError:  # a kernel without pidfds: the driver's own checks remain
+            for fd in pidfds:
+                os.close(fd)
+            return None
+        return cls(pidfds)
+
+    def _watch(self) -> None:
+        ready, _, _ = select.select([*self._fds, self._wake_r], [], [])
+        dead = [self._fds[fd] for fd in ready if fd in self._fds]
+        if dead and self._wake_r not in ready:
+            report_fatal(_instance_down(dead[0]))
+
+    def stop(self) -> None:
+        """End the watch before Ray is shut down on purpose (its processes then exit)."""
+        if not self._fds or os.getpid() != self._pid:
+            return
+        atexit.unregister(self.stop)
+        os.write(self._wake_w, b"x")
+        self._thread.join(timeout=5)
+        for fd in (*self._fds, self._wake_r, self._wake_w):
+            os.close(fd)
+        self._fds = {}
 
 
 def _get(ref: Any, name: str, watch: CallWatch | None = None, call: str = "", started: float = 0.0) -> Any:
@@ -212,11 +286,13 @@ class RayExecutor(Executor):
         self._owns_ray = False
         self._actors: list[Any] = []
         self._reaper: subprocess.Popen[bytes] | None = None
+        self._instance_watch: _InstanceWatch | None = None
         if not ray.is_initialized():
             _init_ray(address, num_cpus, object_store_mb)
             self._owns_ray = True
             if not address:
                 self._reaper = _start_reaper()
+                self._instance_watch = _InstanceWatch.start()
         self._node_id = str(ray.get_runtime_context().get_node_id())
 
     @property
@@ -312,6 +388,9 @@ class RayExecutor(Executor):
 
     def shutdown(self) -> None:
         """Kill this executor's actors (frees their CPUs on a shared instance); stop Ray if we started it."""
+        if self._instance_watch is not None:  # Ray's processes exit below, on purpose
+            self._instance_watch.stop()
+            self._instance_watch = None
         for actor in list(self._actors):
             self._forget(actor)
         if self._owns_ray and ray.is_initialized():
