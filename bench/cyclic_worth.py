@@ -18,7 +18,10 @@ game with the league scheduler and with ``scheduler.name=self_play``, each for t
   meta-strategy: the expected score (win 1, draw 0.5) of the league's side, half the games in
   each seat; 0.5 is even.
 
-    python bench/cyclic_worth.py --seeds 0 1 2 --wall 45 --work /tmp/cw
+``--set KEY=VALUE`` overrides a setting in both runs.
+
+    python bench/cyclic_worth.py --seeds 3 4 5 --wall 60 --marks 15 30 45 --work /tmp/cw
+    python bench/cyclic_worth.py --set learner.by_role.main_agent.entropy_coef=0.1 ... --work /tmp/cw2
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def run(config: str, side: str, seed: int, args: argparse.Namespace) -> Path:
     overrides = [f"env.name={args.env}", f"scheduler.name={side}", f"experiment.seed={seed}"]
     if args.env == "disc":
         overrides.append(f"env.options.num_points={args.num_points}")
-    overrides += [f"stop.max_generations={args.max_generations}", f"stop.max_wall_s={args.wall}"]
+    overrides += [*args.set, f"stop.max_generations={args.max_generations}", f"stop.max_wall_s={args.wall}"]
     args.work.mkdir(parents=True, exist_ok=True)
     log = args.work / f"{side}_s{seed}.log"
     with log.open("w") as sink:
@@ -155,7 +158,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, payoff: np.n
     uniform = np.full(len(payoff), 1.0 / len(payoff))
     print(
         f"{args.env}{f' ({args.num_points} points)' if args.env == 'disc' else ''}: league against "
-        f"scheduler.name=self_play on {args.config}'s settings, {args.wall:g} s a run; exact NashConv "
+        f"scheduler.name=self_play on {args.config}'s settings{''.join(f', {kv}' for kv in args.set)}, "
+        f"{args.wall:g} s a run; exact NashConv "
         f"(uniform play {nash_conv(payoff, uniform, uniform):.3f}, the worst pure strategy {pure:.3f})"
     )
     head = ["seed", "run", "generations", *[f"@{m:g}s" for m in args.marks], "end", "last quarter"]
@@ -200,6 +204,13 @@ def main() -> None:
     parser.add_argument("--wall", type=float, default=45.0, help="seconds a run (stop.max_wall_s)")
     parser.add_argument("--max-generations", type=int, default=100000, help="also stop after this many")
     parser.add_argument("--marks", type=float, nargs="*", default=[10.0, 20.0, 30.0])
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override for both runs (repeatable)",
+    )
     parser.add_argument("--work", type=Path, required=True, help="runs go here (existing ones are read)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()

@@ -893,6 +893,7 @@ FIGURES = (
         render_results_battalion_worth,
     ),
     Figure("results_cyclic_worth", "results.md", "bench/cyclic_worth.txt", render_bench_text),
+    Figure("results_cyclic_worth_entropy", "results.md", "bench/cyclic_worth_entropy.txt", render_bench_text),
     Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),

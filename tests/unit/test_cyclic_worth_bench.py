@@ -52,7 +52,8 @@ def test_a_tiny_run_reads_both_outputs_of_both_runs(tmp_path: Path) -> None:
     out = tmp_path / "cw.txt"
     proc = subprocess.run(
         [sys.executable, "bench/cyclic_worth.py", "--seeds", "0", "--wall", "60", "--max-generations", "2"]
-        + ["--marks", "1000", "--work", str(tmp_path / "work"), "--out", str(out)],
+        + ["--marks", "1000", "--set", "learner.by_role.main_agent.entropy_coef=0.1"]
+        + ["--work", str(tmp_path / "work"), "--out", str(out)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -64,6 +65,12 @@ def test_a_tiny_run_reads_both_outputs_of_both_runs(tmp_path: Path) -> None:
     assert text.startswith("# command: python bench/cyclic_worth.py --seeds 0")
     for title in ("The newest main agent:", "The meta-strategy:", "Head to head at the end"):
         assert title in text
+    assert "rps_tiny.yaml's settings, learner.by_role.main_agent.entropy_coef=0.1, 60 s a run" in text
+    from light_league.run_reader import RunReader
+
+    for side in ("league", "self_play"):  # the override reached both runs
+        config = RunReader(tmp_path / "work" / f"{side}_s0").config
+        assert config.learner.by_role["main_agent"]["entropy_coef"] == 0.1
     rows = [
         line.split() for line in text.splitlines() if line.split()[:1] == ["0"] and len(line.split()) == 6
     ]
