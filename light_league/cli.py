@@ -381,13 +381,7 @@ _said = threading.Lock()
 def _say_failure(root: Path, exc: Exception) -> None:
     """Say a failure seen outside the main thread at once (the process may be ended next, before
     the main thread's handler runs): the error line with how to resume, no traceback."""
-    if _said.acquire(blocking=False):
-        print(
-            f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); "
-            f"completed generations are kept, continue with: python main.py --resume {root}",
-            file=sys.stderr,
-            flush=True,
-        )
+    _say_once(f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}){_resume_hint(root)}")
 
 
 def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
@@ -406,16 +400,19 @@ def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
         where = f"traceback in {log_path}"
     except OSError as err:  # e.g. a read-only run directory: the handler must not crash
         where = f"traceback not saved ({err.strerror}); rerun with LIGHT_LEAGUE_LOG=DEBUG"
-    hint = (
-        f"; completed generations are kept, continue with: python main.py --resume {root}"
-        if resumable
-        else ""
-    )
-    if _said.acquire(blocking=False):
-        print(
-            f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); {where}{hint}", file=sys.stderr
-        )
+    hint = _resume_hint(root) if resumable else ""
+    _say_once(f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); {where}{hint}")
     return EXIT_RUN_FAILED
+
+
+def _resume_hint(root: Path) -> str:
+    return f"; completed generations are kept, continue with: python main.py --resume {root}"
+
+
+def _say_once(line: str) -> None:
+    """``line`` on stderr, unless this run's failure has been said already."""
+    if _said.acquire(blocking=False):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -96,20 +96,26 @@ class RayInstanceDown(RuntimeError):
     """A core process (raylet, GCS) of the Ray instance this run started has exited."""
 
 
-def _local_ray_down() -> str | None:
-    """The name of a core process of the Ray instance started by this process that has exited.
-
-    None when all are up, or when this process joined a cluster (it owns no Ray processes).
-    """
+def _core_processes() -> list[tuple[str, subprocess.Popen[bytes]]]:
+    """(kind, process) of the raylet and GCS of the Ray instance this process started; empty when
+    it joined a cluster (it owns no Ray processes)."""
     node: Any = getattr(ray._private.worker, "_global_node", None)
     # None when not started here; getattr also covers a Ray version without these internals
     processes = getattr(node, "all_processes", None) or {}
-    for kind in ("raylet", "gcs_server"):
-        for info in processes.get(kind, []):
-            proc = getattr(info, "process", None)
-            if proc is not None and proc.poll() is not None:
-                return str(kind)
-    return None
+    return [
+        (kind, info.process)
+        for kind in ("raylet", "gcs_server")
+        for info in processes.get(kind, [])
+        if getattr(info, "process", None) is not None
+    ]
+
+
+def _local_ray_down() -> str | None:
+    """The name of a core process of the Ray instance started by this process that has exited.
+
+    None when all are up, or when this process joined a cluster.
+    """
+    return next((kind for kind, proc in _core_processes() if proc.poll() is not None), None)
 
 
 def _instance_down(kind: str) -> RayInstanceDown:
@@ -147,14 +153,7 @@ class _InstanceWatch:
 
     @classmethod
     def start(cls) -> _InstanceWatch | None:
-        node: Any = getattr(ray._private.worker, "_global_node", None)
-        processes = getattr(node, "all_processes", None) or {}
-        pids = {
-            info.process.pid: kind
-            for kind in ("raylet", "gcs_server")
-            for info in processes.get(kind, [])
-            if getattr(info, "process", None) is not None
-        }
+        pids = {proc.pid: kind for kind, proc in _core_processes()}
         if not pids or not hasattr(os, "pidfd_open"):
             return None
         pidfds: dict[int, str] = {}
@@ -434,9 +433,7 @@ for child in seen.values():
 
 def _start_reaper() -> subprocess.Popen[bytes] | None:
     """Start the watchdog of the local Ray instance's processes (None if its raylet is unknown)."""
-    node: Any = getattr(ray._private.worker, "_global_node", None)
-    raylets = (getattr(node, "all_processes", None) or {}).get("raylet", [])
-    proc = getattr(raylets[0], "process", None) if raylets else None
+    proc = next((p for kind, p in _core_processes() if kind == "raylet"), None)
     if proc is None:
         return None
     return subprocess.Popen(
