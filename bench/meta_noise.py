@@ -24,12 +24,15 @@ only (nothing here feeds back into training):
 
 * ``--shared-games N ...``: the table ``evaluation.shared_games: N`` would give the meta-solver
   (every cell from one pool of ``N`` uniformly random games, reweighted per member), its rms error
-  against the exact payoffs and the exact NashConv of its Nash.
+  against the exact payoffs and the exact NashConv of its Nash, for each
+  ``evaluation.shared_games_behaviour`` (the weights divided by the uniform choice that played the
+  games, or by each history's action shares estimated from them), mean / worst over ``--pools``
+  independent pools.
 
     python bench/meta_noise.py RUN_DIR [RUN_DIR ...]
     python bench/meta_noise.py RUN_DIR ... --sd 0.005 0.01 0.05 --draws 5 --qre 0.003 0.01
     python bench/meta_noise.py RUN_DIR ... --out docs/data/FILE.txt   # also to a file, with provenance
-    python bench/meta_noise.py RUN_DIR ... --shared-games 100000 1000000
+    python bench/meta_noise.py RUN_DIR ... --shared-games 100000 1000000 --pools 3
 
 The noise levels are solved with the LP Nash (``league.meta_solver: nash``).
 """
@@ -45,6 +48,8 @@ from bench_output import print_table, recorded
 
 DEFAULT_SD = (0.005, 0.01, 0.02, 0.05, 0.1)
 DEFAULT_QRE = (0.001, 0.003, 0.01)
+#: seeds of independent shared-games pools lie this far apart
+POOL_SEED_STRIDE = 10**7
 
 
 @dataclass
@@ -64,8 +69,8 @@ class Reading:
     noisy: dict[float, tuple[float, float]] = field(default_factory=dict)
     #: meta-solver label -> exact NashConv of its mixture of the played table
     solvers: dict[str, float] = field(default_factory=dict)
-    #: shared games N -> (rms error of that table in chips, exact NashConv of its Nash)
-    shared: dict[int, tuple[float, float]] = field(default_factory=dict)
+    #: (shared games N, behaviour) -> per pool: (rms error of that table in chips, exact NashConv of its Nash)
+    shared: dict[tuple[int, str], list[tuple[float, float]]] = field(default_factory=dict)
 
     def games_for(self, sd: float) -> int:
         """Unpaired games per cell for a cell error of ``sd`` chips, at this run's spread."""
@@ -79,6 +84,7 @@ def read_run(
     seed: int,
     qre: tuple[float, ...] = DEFAULT_QRE,
     shared: tuple[int, ...] = (),
+    pools: int = 1,
 ) -> Reading:
     from light_league.algorithms.game_tree import expected_payoff_matrix, nash_conv
     from light_league.game_theory import meta_solvers
@@ -125,16 +131,24 @@ def read_run(
     mixtures["uniform"] = meta_solvers.uniform(table)
     reading.solvers = {name: nash_conv(env_name, policies, mix) for name, mix in mixtures.items()}
     if shared:
-        from light_league.evaluation.shared_games import SharedGames
+        from light_league.evaluation.shared_games import BEHAVIOURS, SharedGames
 
         members = dict(zip(ids, policies))
+        off = ~np.eye(len(ids), dtype=bool)
         for n in shared:
-            pool = SharedGames(reader.make_env, n, seed)
-            rates = pool.rates(members)
-            off = ~np.eye(len(ids), dtype=bool)
-            error = float(np.sqrt(np.mean(((rates - 0.5) * (hi - lo) - exact)[off] ** 2)))
-            reading.shared[n] = (error, nash_conv(env_name, policies, meta_solvers.nash(rates - 0.5)))
+            for behaviour in BEHAVIOURS:
+                # pools seeded far apart: a poker env seeded s deals its b-th stream from s + b
+                for k in range(pools):
+                    pool = SharedGames(reader.make_env, n, seed + k * POOL_SEED_STRIDE, behaviour=behaviour)
+                    rates = pool.rates(members)
+                    error = float(np.sqrt(np.mean(((rates - 0.5) * (hi - lo) - exact)[off] ** 2)))
+                    value = nash_conv(env_name, policies, meta_solvers.nash(rates - 0.5))
+                    reading.shared.setdefault((n, behaviour), []).append((error, value))
     return reading
+
+
+def _mean_worst(values: list[float]) -> str:
+    return f"{np.mean(values):.4f} / {max(values):.4f}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -153,6 +167,9 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="also the table of evaluation.shared_games at these pool sizes (its error, its Nash's NashConv)",
     )
+    ap.add_argument(
+        "--pools", type=int, default=1, help="independent shared-games pools per size and behaviour"
+    )
     ap.add_argument("--out", type=Path, default=None, help="also write the output here, with its provenance")
     args = ap.parse_args(argv)
     if args.draws < 1 or any(sd <= 0 for sd in args.sd) or any(t <= 0 for t in args.qre):
@@ -162,10 +179,16 @@ def main(argv: list[str] | None = None) -> None:
         )
     sds = tuple(args.sd)
     with recorded(args.out):
-        if any(n < 1 for n in args.shared_games):
-            raise SystemExit(f"--shared-games {args.shared_games}: give pool sizes of at least 1 game")
+        if any(n < 1 for n in args.shared_games) or args.pools < 1:
+            raise SystemExit(
+                f"--shared-games {args.shared_games} --pools {args.pools}: give pool sizes of at least"
+                " 1 game and at least one pool"
+            )
         shared = tuple(args.shared_games)
-        readings = [read_run(run, sds, args.draws, args.seed, tuple(args.qre), shared) for run in args.runs]
+        readings = [
+            read_run(run, sds, args.draws, args.seed, tuple(args.qre), shared, args.pools)
+            for run in args.runs
+        ]
         print("\nThe last payoff table of each run (chips; NashConv exact, measured only):")
         print_table(
             ["run", "members", "games/cell", "rms error", "run meta", "exact-table Nash", "support"],
@@ -198,17 +221,31 @@ def main(argv: list[str] | None = None) -> None:
         print("\nThe played table through each meta-solver (exact NashConv of its mixture):")
         print_table(["run", *names], [[r.run, *(f"{r.solvers[n]:.4f}" for n in names)] for r in readings])
         if shared:
+            from light_league.evaluation.shared_games import BEHAVIOURS
+
+            keys = [(n, b) for n in shared for b in BEHAVIOURS]
             print(
-                "\nThe shared-games table (evaluation.shared_games, pool seed --seed): its rms error in chips"
-                " and the exact NashConv of its Nash:"
+                "\nThe shared-games table (evaluation.shared_games; pool seeds --seed, then"
+                f" {POOL_SEED_STRIDE:.0e} apart): its rms error in chips and the exact NashConv of its Nash,"
+                f" mean / worst of {args.pools} pool(s), per evaluation.shared_games_behaviour:"
             )
-            print_table(
-                ["run", *(f"{n:,} games" for n in shared)],
-                [
-                    [r.run, *(f"{r.shared[n][0]:.4f} / {r.shared[n][1]:.4f}" for n in shared)]
-                    for r in readings
-                ],
-            )
+            for what, index in (("rms error", 0), ("NashConv", 1)):
+                print_table(
+                    ["run", *(f"{n:,} {b} {what}" for n, b in keys)],
+                    [
+                        [r.run, *(_mean_worst([x[index] for x in r.shared[k]]) for k in keys)]
+                        for r in readings
+                    ],
+                )
+            if len(readings) > 1:
+                print(
+                    "over the runs (mean / worst of every pool): "
+                    + "; ".join(
+                        f"{n:,} {b}: error {_mean_worst([x[0] for r in readings for x in r.shared[(n, b)]])},"
+                        f" NashConv {_mean_worst([x[1] for r in readings for x in r.shared[(n, b)]])}"
+                        for n, b in keys
+                    )
+                )
         if len(readings) > 1:
             run_meta = [r.run_meta for r in readings]
             exact = [r.exact_nash for r in readings]

@@ -427,6 +427,7 @@ def _evaluation(
         shared_games=ev.shared_games,
         make_env=lambda n: envs.make_batched(config.env.name, n, **config.env.options),
         shared_seed=derive_seed(config.experiment.seed, "shared_games"),
+        shared_behaviour=ev.shared_games_behaviour,
     )
 
 

@@ -244,6 +244,15 @@ class EvaluationSection(Section):
     games such as poker. The payoff table, ratings and intervals reported stay the played ones;
     ``shared_effective_games`` in generations.jsonl says how far the weights have spread.
     Feed-forward policies only."""
+    shared_games_behaviour: Literal["uniform", "estimated"] = "uniform"
+    """What the shared games' weights divide by. ``uniform``: the uniform choice that played them
+    (ordinary importance sampling, unbiased). ``estimated``: how often the pool's own games took
+    each action from the same history (every earlier decision and action, and this decision's
+    observation), the behaviour policy estimated from the games (Hanna et al. 2019): the action
+    draws' luck cancels, so where histories recur (short games) the table errs several times less
+    (Kuhn: 0.0002 chips against 0.0007), consistent but no longer exactly unbiased. On Kuhn the
+    meta-strategy then reads its population's floor, which did not lower its worst seed
+    (docs/league.md, "Shared games"). Used only with ``shared_games``."""
     exact: Literal["auto", "never", "always"] = "auto"
     """Use exact expected payoffs instead of sampled games where the game allows (poker)."""
     nash_conv: Literal["auto", "least_exploitable", "never"] = "auto"

@@ -138,6 +138,7 @@ class EvaluationManager:
         shared_games: int = 0,
         make_env: Callable[[int], BatchedEnv] | None = None,
         shared_seed: int = 0,
+        shared_behaviour: str = "uniform",
     ) -> None:
         self.rollout = rollout
         self.policy_server = policy_server
@@ -169,6 +170,7 @@ class EvaluationManager:
         self.shared_games = shared_games
         self._make_env = make_env
         self._shared_seed = shared_seed
+        self._shared_behaviour = shared_behaviour
         self._shared: SharedGames | None = None
         if shared_games and make_env is None:
             raise ValueError("shared_games needs make_env")
@@ -285,7 +287,9 @@ class EvaluationManager:
         """The members' win rates estimated from the shared games (:mod:`.shared_games`)."""
         if self._shared is None:
             assert self._make_env is not None
-            self._shared = SharedGames(self._make_env, self.shared_games, self._shared_seed)
+            self._shared = SharedGames(
+                self._make_env, self.shared_games, self._shared_seed, behaviour=self._shared_behaviour
+            )
         return self._shared.rates(self.member_policies(ids))
 
     @property

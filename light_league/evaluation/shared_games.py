@@ -10,8 +10,17 @@ weighted by how much likelier the two members make its decisions than the behavi
     V0[i, j] = 1/N * sum over games g of  w0_i(g) * w1_j(g) * return0(g)
     ws_k(g)  = product over seat s's decisions in g of  pi_k(a | o) / mu(a | o)
 
-The estimate is unbiased for any members (the behaviour policy gives every legal action a
-chance), and its error falls with ``N`` for every cell at once. It reads only what a played table
+With ``mu`` the uniform choice that played the games (``behaviour="uniform"``, the default) the estimate is
+unbiased for any members (the behaviour policy gives every legal action a chance), and its error
+falls with ``N`` for every cell at once. With ``behaviour="estimated"`` ``mu(a | o)``
+is instead the share of the pool's games that, having reached the same history (every earlier
+decision and action, and this decision's observation), took ``a``: the behaviour policy estimated
+from the games themselves (regression importance sampling; Hanna, Niekum and Stone, "Importance
+Sampling Policy Evaluation with an Estimated Behavior Policy", ICML 2019). The luck of the
+behaviour's action draws then cancels and only the luck of the env's chance is left, so where
+histories recur, as in short games, the error falls several times (Kuhn: three to five); the
+estimate is consistent (the shares converge to ``mu``) but no longer exactly unbiased, and a
+history played once counts its own actions as certain. It reads only what a played table
 reads, sampled play, plus each member's own action probabilities, which every feed-forward policy
 has; no game tree and no exact value. Its spread grows with the number of decisions a seat makes
 in one game (each one multiplies the weight), so it suits short games (poker: a few decisions a
@@ -36,6 +45,8 @@ if TYPE_CHECKING:
 
 #: games stepped together while the pool is played
 BATCH = 4096
+#: how the weights divide out the behaviour policy (``evaluation.shared_games_behaviour``)
+BEHAVIOURS = ("uniform", "estimated")
 
 
 class SharedGames:
@@ -45,9 +56,18 @@ class SharedGames:
     the games (the same seed plays the same games, so a resumed run reads the same pool).
     """
 
-    def __init__(self, make_env: Callable[[int], BatchedEnv], games: int, seed: int) -> None:
+    def __init__(
+        self,
+        make_env: Callable[[int], BatchedEnv],
+        games: int,
+        seed: int,
+        *,
+        behaviour: str = "uniform",
+    ) -> None:
         if games < 1:
             raise ValueError(f"shared games: need at least 1 game, got {games}")
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"shared games: behaviour {behaviour!r} is not one of {', '.join(BEHAVIOURS)}")
         self.games = int(games)
         rows, hist, counts, ret_sum, outcome_sum, spec = _play(make_env, self.games, seed)
         self.rows_obs, self.rows_mask, self.rows_agent = rows
@@ -58,7 +78,13 @@ class SharedGames:
         self.outcome_sum = outcome_sum  #: (H,) the sum of its seat-0 outcomes (in [0, 1])
         self.score_range = spec.score_range
         self.num_actions = spec.num_actions
-        self._log_mu = -np.log(self.rows_mask.sum(axis=1))
+        self.behaviour = behaviour
+        known = -np.log(self.rows_mask.sum(axis=1))  # the uniform choice's log-probability per row
+        valid = hist >= 0
+        #: (H, L) the log-probability the weights divide by, per decision of each distinct game
+        self._log_mu = np.where(valid, known[np.where(valid, hist, 0) // (2 * self.num_actions)], 0.0)
+        if behaviour == "estimated":
+            self._log_mu = _estimated_log_mu(hist, counts, self.num_actions)
         self._log_weights: dict[str, np.ndarray] = {}
 
     @property
@@ -77,7 +103,7 @@ class SharedGames:
             seat = code % 2
             action = (code // 2) % self.num_actions
             row = code // (2 * self.num_actions)
-            ratio = np.where(valid, logp[row, action] - self._log_mu[row], 0.0)
+            ratio = np.where(valid, logp[row, action] - self._log_mu, 0.0)
             self._log_weights[member] = np.stack(
                 [np.where(seat == s, ratio, 0.0).sum(axis=1) for s in (0, 1)]
             )
@@ -117,6 +143,29 @@ class SharedGames:
         c = self.counts[None, :, None]
         ess = (c * w).sum(axis=1) ** 2 / np.maximum((c * w * w).sum(axis=1), 1e-300)
         return float(ess.min())
+
+
+def _estimated_log_mu(hist: np.ndarray, counts: np.ndarray, num_actions: int) -> np.ndarray:
+    """(H, L) each decision's behaviour log-probability estimated from the pool itself: the share
+    of the games that reached the same history (every earlier decision and action, and this
+    decision's row and seat) that took this action; 0 past a game's last decision."""
+    out = np.zeros(hist.shape)
+    # a decision's row and seat without its action (codes are (row * A + action) * 2 + seat),
+    # as -2 and below, apart from the codes and the -1 padding
+    row_key = -((hist // (2 * num_actions)) * 2 + hist % 2) - 2
+    for t in range(hist.shape[1]):
+        on = hist[:, t] >= 0
+        if not on.any():
+            break
+        taken = hist[on, : t + 1]  # the history up to and including this decision's action
+        reached = np.concatenate([hist[on, :t], row_key[on, t : t + 1]], axis=1)  # up to its row
+        c = counts[on]
+        _, by_taken = _distinct_rows(taken)
+        _, by_reached = _distinct_rows(reached)
+        n_taken = np.bincount(by_taken, weights=c)[by_taken]
+        n_reached = np.bincount(by_reached, weights=c)[by_reached]
+        out[on, t] = np.log(n_taken / n_reached)
+    return out
 
 
 def _play(

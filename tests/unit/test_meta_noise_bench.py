@@ -46,3 +46,21 @@ def test_the_played_table_through_each_solver(tiny_kuhn_league: Path) -> None:
     assert list(reading.solvers) == ["nash", "qre 0.003", "prd", "uniform"]
     assert reading.solvers["nash"] == pytest.approx(reading.run_meta, abs=1e-9)  # the run solves the LP Nash
     assert all(0.0 <= v <= 0.917 + 1e-9 for v in reading.solvers.values())
+
+
+def test_the_shared_games_table_for_each_behaviour(tiny_kuhn_league: Path, tmp_path: Path) -> None:
+    """``--shared-games N --pools K``: each behaviour's table read from K independent pools, every
+    error in chips and every NashConv within Kuhn's range; the output names both behaviours."""
+    reading = bench.read_run(tiny_kuhn_league, (0.1,), draws=1, seed=0, shared=(3000,), pools=2)
+    assert list(reading.shared) == [(3000, "uniform"), (3000, "estimated")]
+    for readings in reading.shared.values():
+        assert len(readings) == 2 and readings[0] != readings[1]  # two pools, two sets of games
+        assert all(0.0 < error < 2.0 and 0.0 <= value <= 0.917 + 1e-9 for error, value in readings)
+    out = tmp_path / "shared.txt"
+    bench.main(
+        [str(tiny_kuhn_league), "--sd", "0.1", "--draws", "1", "--shared-games", "3000", "--out", str(out)]
+    )
+    text = out.read_text()
+    assert "3,000 estimated rms error" in text and "3,000 uniform NashConv" in text
+    with pytest.raises(SystemExit, match="at least one pool"):
+        bench.main([str(tiny_kuhn_league), "--shared-games", "3000", "--pools", "0"])
