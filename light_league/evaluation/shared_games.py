@@ -10,10 +10,10 @@ weighted by how much likelier the two members make its decisions than the behavi
     V0[i, j] = 1/N * sum over games g of  w0_i(g) * w1_j(g) * return0(g)
     ws_k(g)  = product over seat s's decisions in g of  pi_k(a | o) / mu(a | o)
 
-With ``mu`` the uniform choice that played the games (``behaviour="uniform"``, the default) the estimate is
-unbiased for any members (the behaviour policy gives every legal action a chance), and its error
-falls with ``N`` for every cell at once. With ``behaviour="estimated"`` ``mu(a | o)``
-is instead the share of the pool's games that, having reached the same history (every earlier
+With ``mu`` the uniform choice that played the games (``behaviour="uniform"``, the default) the
+estimate is unbiased for any members (the behaviour policy gives every legal action a chance), and
+its error falls with ``N`` for every cell at once. With ``behaviour="estimated"``, ``mu(a | o)`` is
+instead the share of the pool's games that, having reached the same history (every earlier
 decision and action, and this decision's observation), took ``a``: the behaviour policy estimated
 from the games themselves (regression importance sampling; Hanna, Niekum and Stone, "Importance
 Sampling Policy Evaluation with an Estimated Behavior Policy", ICML 2019). The luck of the
@@ -79,12 +79,14 @@ class SharedGames:
         self.score_range = spec.score_range
         self.num_actions = spec.num_actions
         self.behaviour = behaviour
-        known = -np.log(self.rows_mask.sum(axis=1))  # the uniform choice's log-probability per row
-        valid = hist >= 0
         #: (H, L) the log-probability the weights divide by, per decision of each distinct game
-        self._log_mu = np.where(valid, known[np.where(valid, hist, 0) // (2 * self.num_actions)], 0.0)
+        self._log_mu: np.ndarray
         if behaviour == "estimated":
             self._log_mu = _estimated_log_mu(hist, counts, self.num_actions)
+        else:  # the uniform choice's log-probability at each decision's row
+            known = -np.log(self.rows_mask.sum(axis=1))
+            valid = hist >= 0
+            self._log_mu = np.where(valid, known[np.where(valid, hist, 0) // (2 * self.num_actions)], 0.0)
         self._log_weights: dict[str, np.ndarray] = {}
 
     @property
