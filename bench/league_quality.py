@@ -221,7 +221,13 @@ def row_printer(markdown: bool) -> Callable[[list[str]], str]:
 
 
 def report(
-    runs: list[RunSummary], beat: float, hold: float, markdown: bool, target: float | None = None
+    runs: list[RunSummary],
+    beat: float,
+    hold: float,
+    markdown: bool,
+    target: float | None = None,
+    marks_s: tuple[float, ...] = MARKS_S,
+    average_marks: bool = False,
 ) -> None:
     head = row_printer(markdown)
     ladder = [r for r in runs if r.vs_best]
@@ -267,25 +273,28 @@ def report(
                 print(f"\nNashConv of the {title}, per generation:")
                 for r in runs:
                     print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for _, v in getattr(r, attr)))
-        marks = [m for m in MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
+        marks = [m for m in marks_s if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
         print("\nThe Nash mixture:")
         marks_table(runs, [r.nash_conv for r in runs], marks, target, markdown)
         if all(r.main_nash_conv for r in runs):
             print("\nThe newest main agent:")
             marks_table(runs, [r.main_nash_conv for r in runs], marks, target, markdown)
+        if average_marks and all(r.average_nash_conv for r in runs):
+            print("\nThe average policy:")
+            marks_table(runs, [r.average_nash_conv for r in runs], marks, target, markdown)
 
 
 def marks_table(
     runs: list[RunSummary],
     series: list[list[tuple[float, float]]],
-    marks: list[int],
+    marks: list[float],
     target: float | None,
     markdown: bool,
 ) -> None:
     """One row per run: a NashConv series (clock seconds, value) at each mark, the stability of its
     last generations and, with ``target``, when it first reached it; then mean and worst."""
     head = row_printer(markdown)
-    cols = ["seed", "generations", *[f"NashConv @{m}s" for m in marks], f"last {LAST_K}: worst/best"]
+    cols = ["seed", "generations", *[f"NashConv @{m:g}s" for m in marks], f"last {LAST_K}: worst/best"]
     if target is not None:
         cols += [f"first s with NashConv <= {target}", "largest NashConv after it"]
     print(head(cols))
@@ -332,6 +341,14 @@ def main() -> None:
         metavar="GAMES",
         help="play every generation's newest main-agent snapshot against the strongest baseline again",
     )
+    parser.add_argument(
+        "--marks",
+        type=float,
+        nargs="+",
+        metavar="S",
+        help=f"clock seconds of the NashConv tables (default {' '.join(map(str, MARKS_S))}); "
+        "given, the average policy gets a table too",
+    )
     parser.add_argument("overrides", nargs="*", default=[], help="extra key=value overrides for every seed")
     args, extra = parser.parse_known_args()
     print(f"# command: python bench/league_quality.py {' '.join(sys.argv[1:])}")
@@ -349,7 +366,8 @@ def main() -> None:
             run_seed(Path(path), float(minutes) if minutes else None, s, work, [*args.overrides, *extra])
             for s in args.seeds
         ]
-    report(runs, args.beat, args.hold, args.markdown, args.target)
+    marks = tuple(args.marks) if args.marks else MARKS_S
+    report(runs, args.beat, args.hold, args.markdown, args.target, marks, bool(args.marks))
     if args.reevaluate:
         report_reevaluated(runs, args.reevaluate, args.beat, args.hold)
     if args.explain:

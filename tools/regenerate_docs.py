@@ -1020,6 +1020,8 @@ FIGURES = (
     _tuning_note("kuhn_shared_behaviour_bench_window"),
     _tuning_note("kuhn_shared_behaviour_bench_tables"),
     _tuning_note("kuhn_exploiter_lr_window"),
+    _tuning_note("leduc_thirty_minutes"),
+    _tuning_note("kuhn_six_minutes_generations"),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
     Figure("league_recall_run", "mappo.md", "league_recall_run", render_league_recall_run),
     Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),
