@@ -226,9 +226,10 @@ def report(
     hold: float,
     markdown: bool,
     target: float | None = None,
-    marks_s: tuple[float, ...] = MARKS_S,
-    average_marks: bool = False,
+    marks_s: tuple[float, ...] | None = None,
 ) -> None:
+    """``marks_s``: the clock marks of the NashConv tables; given, the average policy gets one
+    too (None: ``MARKS_S``, the Nash mixture and the newest main agent only)."""
     head = row_printer(markdown)
     ladder = [r for r in runs if r.vs_best]
     if ladder:
@@ -273,15 +274,13 @@ def report(
                 print(f"\nNashConv of the {title}, per generation:")
                 for r in runs:
                     print(f"  {r.seed}: " + " ".join(f"{v:.3f}" for _, v in getattr(r, attr)))
-        marks = [m for m in marks_s if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
-        print("\nThe Nash mixture:")
-        marks_table(runs, [r.nash_conv for r in runs], marks, target, markdown)
-        if all(r.main_nash_conv for r in runs):
-            print("\nThe newest main agent:")
-            marks_table(runs, [r.main_nash_conv for r in runs], marks, target, markdown)
-        if average_marks and all(r.average_nash_conv for r in runs):
-            print("\nThe average policy:")
-            marks_table(runs, [r.average_nash_conv for r in runs], marks, target, markdown)
+        marks = [m for m in marks_s or MARKS_S if any(r.nash_conv[-1][0] >= m * 0.8 for r in runs)]
+        tables = [("Nash mixture", "nash_conv"), ("newest main agent", "main_nash_conv")]
+        tables += [("average policy", "average_nash_conv")] if marks_s else []
+        for title, attr in tables:
+            if all(getattr(r, attr) for r in runs):
+                print(f"\nThe {title}:")
+                marks_table(runs, [getattr(r, attr) for r in runs], marks, target, markdown)
 
 
 def marks_table(
@@ -366,8 +365,7 @@ def main() -> None:
             run_seed(Path(path), float(minutes) if minutes else None, s, work, [*args.overrides, *extra])
             for s in args.seeds
         ]
-    marks = tuple(args.marks) if args.marks else MARKS_S
-    report(runs, args.beat, args.hold, args.markdown, args.target, marks, bool(args.marks))
+    report(runs, args.beat, args.hold, args.markdown, args.target, tuple(args.marks) if args.marks else None)
     if args.reevaluate:
         report_reevaluated(runs, args.reevaluate, args.beat, args.hold)
     if args.explain:
