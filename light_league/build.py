@@ -94,7 +94,6 @@ def validate(config: ExperimentConfig) -> Validated:
     learner = learner_kind(config.learner)
     _check_average_policy(config, learner, roles)
     _check_shared_games(config, learner, roles)
-    _check_batch_growth(config, learner, roles)
     known = sorted({*BUILT_IN_ROLES, *roles})
     for role in config.learner.by_role:
         if role not in known:
@@ -539,21 +538,6 @@ def _check_shared_games(config: ExperimentConfig, kind: LearnerKind, roles: list
             raise ConfigError(
                 f"evaluation.shared_games needs feed-forward policies, got learner.mappo.recurrent.cell="
                 f"{settings.recurrent.cell} for {role}; set evaluation.shared_games=0"
-            )
-
-
-def _check_batch_growth(config: ExperimentConfig, kind: LearnerKind, roles: list[str]) -> None:
-    """``learner.mappo.batch_growth`` makes an update wait for rounds of its own version's
-    trajectories, which ``execution.overlap`` never queues: the pair is refused in one line."""
-    if not config.execution.overlap:
-        return
-    for role in roles:
-        settings = kind.settings(config.learner, role)
-        if isinstance(settings, MAPPOConfig) and settings.batch_growth > 1:
-            raise ConfigError(
-                f"learner.mappo.batch_growth={settings.batch_growth} ({role}) needs each update to wait "
-                "for rounds of its own trajectories, which execution.overlap does not; set "
-                "execution.overlap=false or batch_growth=1"
             )
 
 

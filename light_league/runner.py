@@ -257,8 +257,9 @@ class Runner:
         new = []
         for lid in decisions.snapshot:
             member_id = self.agents.next_member_id(lid)
-            weights = self.training.snapshot_weights(lid)
-            self.executor.invoke(self.policy_server, PolicyServer.freeze, lid, member_id, weights)
+            snapshot = self.training.snapshot(lid)
+            meta, weights = (None, None) if snapshot is None else snapshot
+            self.executor.invoke(self.policy_server, PolicyServer.freeze, lid, member_id, weights, meta)
             new.append(self.agents.add_snapshot(lid, str(self.run_dir.policies / member_id)))
         for lid in decisions.reset:
             self.training.reset(lid, decisions.reset_from.get(lid))

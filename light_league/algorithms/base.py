@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -127,6 +128,14 @@ def stack(policies: Sequence[Policy]) -> PolicyBank:
     return cast(PolicyBank, type(policies[0]).stack(policies))  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A policy a learner hands to the population: its ``policy_meta`` (``kind`` included) and weights."""
+
+    meta: dict[str, Any]
+    weights: dict[str, np.ndarray]
+
+
 class Learner(ABC):
     """Trains one policy from :class:`SampleBatch` es. Plain class; the executor decides where it runs.
 
@@ -155,19 +164,12 @@ class Learner(ABC):
     @abstractmethod
     def set_weights(self, weights: dict[str, np.ndarray]) -> None: ...
 
-    def snapshot_weights(self) -> dict[str, np.ndarray] | None:
-        """The weights a snapshot of this learner freezes into the population, when they are not
-        its last ones (MAPPO's ``snapshot_average_rate``: an average of recent weights); None:
-        the last published weights. Optional: the default is None."""
+    def snapshot(self) -> Snapshot | None:
+        """The policy a snapshot of this learner freezes into the population, when it is not the
+        last published one: MAPPO's snapshot average (the same network, averaged weights), or a
+        policy of another kind (the regret learner's average-strategy network). None: the last
+        published policy. Optional: the default is None."""
         return None
-
-    @property
-    def rounds_per_update(self) -> int:
-        """Rollout rounds of its own trajectories the learner wants queued before an update (the
-        last round of a generation's task updates whatever is queued; with ``execution.overlap``
-        every round updates whatever this says). Optional: the default is 1, an update every
-        round."""
-        return 1
 
     @abstractmethod
     def policy_meta(self) -> dict[str, Any]:

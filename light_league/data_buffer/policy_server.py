@@ -62,23 +62,40 @@ class PolicyServer:
         self._touch(policy_id)
 
     def freeze(
-        self, source_id: str, new_id: str, weights: dict[str, np.ndarray] | None = None
+        self,
+        source_id: str,
+        new_id: str,
+        weights: dict[str, np.ndarray] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> PolicyEntry:
-        """Copy ``source_id``'s current weights into the frozen ``new_id`` (and onto disk); with
-        ``weights``, freeze those instead (a learner's snapshot average), under its kind and meta."""
+        """Copy ``source_id``'s current weights into the frozen ``new_id`` (and onto disk). With
+        ``weights``, freeze those instead: under the source's kind and meta (a learner's snapshot
+        average), or, with ``meta`` too, as that policy (``meta["kind"]``; a learner whose
+        snapshots are another policy than the one it plays, the regret learner's average
+        strategy)."""
         src = self._get(source_id)
-        meta = {**src.meta, "frozen_from": source_id, "source_version": src.version}
-        if weights is not None:
+        kind = src.kind
+        frozen_meta = {**src.meta, "frozen_from": source_id, "source_version": src.version}
+        if meta is not None:
+            if weights is None:
+                raise ValueError(f"a snapshot of {source_id!r} given as a policy meta needs its weights")
+            kind = str(meta["kind"])
+            frozen_meta = {
+                **{k: v for k, v in meta.items() if k != "kind"},
+                "frozen_from": source_id,
+                "source_version": src.version,
+            }
+        elif weights is not None:
             differ = sorted(set(src.weights) ^ set(weights))
             if differ:
                 raise ValueError(
                     f"snapshot weights for {source_id!r} do not match its published ones: {differ} differ"
                 )
-            meta["averaged"] = True
+            frozen_meta["averaged"] = True
         entry = PolicyEntry(
             new_id,
-            src.kind,
-            meta,
+            kind,
+            frozen_meta,
             {k: np.array(v, copy=True) for k, v in (src.weights if weights is None else weights).items()},
             1,
             frozen=True,
@@ -88,6 +105,15 @@ class PolicyServer:
             self.save(new_id, self._storage / new_id)
         self._touch(new_id)
         return entry
+
+    def newest_frozen(self, source_id: str) -> PolicyEntry | None:
+        """The frozen entry made last from ``source_id``'s snapshots (None: there is none)."""
+        made = [
+            (int(e.meta.get("source_version", 0)), pid)
+            for pid, e in self._entries.items()
+            if e.frozen and e.meta.get("frozen_from") == source_id
+        ]
+        return self._get(max(made)[1]) if made else None
 
     def save(self, policy_id: str, path: Path) -> None:
         from light_league.data_buffer.policy_files import save_policy

@@ -33,6 +33,10 @@ class PolicyStore(Protocol):
         """One entry, weights included."""
         ...
 
+    def newest_frozen(self, source_id: str) -> PolicyEntry | None:
+        """The newest snapshot frozen from learner ``source_id`` (None: none yet)."""
+        ...
+
 
 class EpisodeStore(Protocol):
     """Trajectories by learner, tagged with the policy version that played them (the EpisodeServer)."""

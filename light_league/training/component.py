@@ -22,9 +22,6 @@ class UpdateResult:
 
     version: int
     metrics: dict[str, float] = field(default_factory=dict)
-    #: rollout rounds the learner wants queued before its next update
-    #: (``Learner.rounds_per_update``; the TrainingManager waits that many rounds)
-    rounds_per_update: int = 1
 
 
 class LearnerComponent(Protocol):
@@ -47,13 +44,14 @@ class LearnerComponent(Protocol):
 
     def get_version(self) -> int: ...
 
-    def snapshot_weights(self) -> dict[str, Any] | None:
-        """Weights (numpy arrays) a snapshot freezes in place of the last published ones; None: the
-        last published ones (see ``Learner.snapshot_weights``)."""
+    def snapshot(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """``(policy meta, weights)`` a snapshot freezes in place of the last published policy;
+        None: the last published one (see ``Learner.snapshot``)."""
         ...
 
     def reset(self, source: str | None = None) -> int:
-        """Back to the initial policy (with ``source``: to that learner's current weights); the new version."""
+        """Back to the initial policy (with ``source``: to that learner's current weights, or its
+        newest snapshot where it publishes a policy of another kind); the new version."""
         ...
 
     def state_dict(self) -> dict[str, Any]: ...

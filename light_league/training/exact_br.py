@@ -94,7 +94,7 @@ class ExactBRRunner:
     def get_version(self) -> int:
         return self.version
 
-    def snapshot_weights(self) -> dict[str, Any] | None:
+    def snapshot(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
         return None  # a best response is frozen as it is
 
     def reset(self, source: str | None = None) -> int:

@@ -20,8 +20,9 @@ from envs.base import EnvSpec
 from light_league.algorithms.base import Learner
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
+from light_league.data_buffer.policy_server import PolicyEntry
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
-from light_league.errors import NonFiniteError
+from light_league.errors import ConfigError, NonFiniteError
 from light_league.training.component import LearnerComponent, UpdateResult
 from light_league.utils.device import check_device_here, to_cpu
 
@@ -108,16 +109,17 @@ class LearnerRunner:
         self._publish()
         metrics["update_s"] = time.perf_counter() - start
         metrics["samples"] = float(batch.num_samples)
-        return UpdateResult(self.version, metrics, self.learner.rounds_per_update)
+        return UpdateResult(self.version, metrics)
 
     def get_version(self) -> int:
         return self.version
 
-    def snapshot_weights(self) -> dict[str, Any] | None:
-        weights = self.learner.snapshot_weights()
-        if weights is not None:
-            self._check_finite(weights, "the snapshot average has")
-        return weights
+    def snapshot(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        snapshot = self.learner.snapshot()
+        if snapshot is None:
+            return None
+        self._check_finite(snapshot.weights, "the snapshot has")
+        return snapshot.meta, snapshot.weights
 
     def reset(self, source: str | None = None) -> int:
         """Back to the initial learner state (exploiter resets); with ``source``, then take that
@@ -125,10 +127,26 @@ class LearnerRunner:
         the new version."""
         self.learner.load_state_dict(copy.deepcopy(self._initial))
         if source is not None:
-            self.learner.set_weights(self._policy_server.get(source).weights)
+            self.learner.set_weights(self._start_from(source).weights)
         self._episode_server.clear(self.learner_id)
         self._publish()
         return self.version
+
+    def _start_from(self, source: str) -> PolicyEntry:
+        """The policy of learner ``source`` a reset starts from: its published one, or, where that
+        is of another kind than this learner's (a regret main agent plays its current strategy and
+        freezes its average), its newest snapshot of this learner's kind."""
+        kind = str(self.learner.policy_meta()["kind"])
+        entry = self._policy_server.get(source)
+        if entry.kind != kind:
+            frozen = self._policy_server.newest_frozen(source)
+            if frozen is None or frozen.kind != kind:
+                raise ConfigError(
+                    f"learner {self.learner_id!r} ({kind}) cannot restart from {source!r}: it publishes "
+                    f"{entry.kind} policies and has no {kind} snapshot yet; set the role's reset_to: initial"
+                )
+            entry = frozen
+        return entry
 
     def state_dict(self) -> dict[str, Any]:
         return {

@@ -3,11 +3,7 @@
 Each round, every learner whose task still has steps left gets one rollout request on every
 worker (its opponents sampled per episode from the task's distribution); then every such
 learner takes one update on the trajectories of its current version and publishes new weights.
-A learner that wants several rounds an update (``Learner.rounds_per_update``, MAPPO's
-``batch_growth``; each update says how many it wants next) is left out of the updates until that
-many rounds of its trajectories are queued, and its task's last round always updates on what is
-queued, so nothing is left queued when ``run`` returns. A task ends when its env-step budget is
-spent. Games still in progress then go on in the next generation's calls against the opponents
+A task ends when its env-step budget is spent. Games still in progress then go on in the next generation's calls against the opponents
 they were drawn with (each result says which generation drew it: ``MatchResult.drawn_generation``).
 
 With ``overlap`` (``execution.overlap``) the workers play the next round while the learners
@@ -63,10 +59,6 @@ class TrainingManager:
         self.steps_per_call = steps_per_call
         self.overlap = overlap
         self.versions = {lid: executor.invoke(h, LearnerComponent.get_version) for lid, h in learners.items()}
-        #: rounds each learner wants an update (what its last update said; 1 until then) and the
-        #: rounds of its trajectories queued since its last update
-        self.rounds_wanted: dict[str, int] = {}
-        self.rounds_queued: dict[str, int] = {}
         #: learners that compute their policy from the opponents alone (exact best responses):
         #: one train_step per generation, no rollouts
         self.oracle = any(not getattr(h.cls, "plays_rollouts", True) for h in learners.values())
@@ -156,22 +148,9 @@ class TrainingManager:
                 batches = {rep.learner_id: rep.batches for rep in reports}
                 pending = start_round()
             start = time.perf_counter()
-            updating = active
-            if not self.overlap:  # a learner that wants more rounds an update waits, but not past its task
-                for t in active:
-                    self.rounds_queued[t.learner_id] = self.rounds_queued.get(t.learner_id, 0) + 1
-                updating = [
-                    t
-                    for t in active
-                    if left[t.learner_id] <= 0
-                    or self.rounds_queued[t.learner_id] >= self.rounds_wanted.get(t.learner_id, 1)
-                ]
-            for lid, result in self._train_steps(updating, batches).items():
-                rounds = self.rounds_queued.pop(lid, 1)
+            for lid, result in self._train_steps(active, batches).items():
                 if result is None:
                     continue
-                self.rounds_wanted[lid] = result.rounds_per_update
-                result.metrics["rounds"] = float(rounds)
                 acc = sums.setdefault(lid, {})
                 for k, v in result.metrics.items():
                     acc[k] = acc.get(k, 0.0) + float(v)
@@ -186,12 +165,11 @@ class TrainingManager:
         """Reset ``learner_id`` to its initial weights, or to learner ``source``'s current ones."""
         handle = self.learners[learner_id]
         self.versions[learner_id] = self.executor.invoke(handle, LearnerComponent.reset, source)
-        self.rounds_wanted.pop(learner_id, None)  # the schedule restarts
-        self.rounds_queued.pop(learner_id, None)  # the reset cleared the learner's trajectories
 
-    def snapshot_weights(self, learner_id: str) -> dict[str, Any] | None:
-        """The weights a snapshot of ``learner_id`` freezes (None: its last published ones)."""
-        return self.executor.invoke(self.learners[learner_id], LearnerComponent.snapshot_weights)
+    def snapshot(self, learner_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """``(policy meta, weights)`` a snapshot of ``learner_id`` freezes (None: its last
+        published policy)."""
+        return self.executor.invoke(self.learners[learner_id], LearnerComponent.snapshot)
 
     def refresh_versions(self) -> None:
         self.versions = {

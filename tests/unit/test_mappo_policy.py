@@ -267,25 +267,15 @@ def policy_entropy(learner: MAPPOLearner, batch: SampleBatch) -> float:
     return float(-(np.where(p > 0, p * logp, 0.0)).sum(axis=1).mean())
 
 
-def test_entropy_target_holds_entropy_where_a_fixed_coefficient_collapses_it() -> None:
-    """On the bandit a fixed small coefficient drives entropy far below 0.6 x ln(4); the adaptive
-    coefficient rises until the entropy sits near that target."""
-    rng = np.random.default_rng(0)
-    fixed = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3, ppo_epoch=5, entropy_coef=1e-3), seed=0)
-    target = MAPPOLearner(
-        SPEC,
-        MAPPOConfig(lr=3e-3, ppo_epoch=5, entropy_coef=1e-3, entropy_target=0.6, entropy_adapt_rate=0.5),
-        seed=0,
-    )
-    coefs = []
-    for _ in range(80):
-        fixed.update(bandit_batch(fixed.policy, rng))
-        coefs.append(target.update(bandit_batch(target.policy, rng))["entropy_coef"])
-    probe = bandit_batch(fixed.policy, np.random.default_rng(9))
-    goal = 0.6 * np.log(ACTIONS)
-    assert policy_entropy(fixed, probe) < 0.5 * goal
-    assert abs(policy_entropy(target, probe) - goal) < 0.15 * goal
-    assert coefs[-1] > 10 * coefs[0]  # it had to rise to hold the entropy up
+def test_removed_options_load_at_their_off_value_and_are_refused_otherwise() -> None:
+    """The full configs of older run directories hold the removed options at the values that
+    meant "off": those load; any other value is a one-line error naming the option."""
+    old = {"batch_growth": 1, "entropy_target": None, "entropy_adapt_rate": 0.1}
+    old |= {"state_weight_power": 0.0, "policy_gradient": "sampled"}
+    assert MAPPOConfig.model_validate({"lr": 1e-3, **old}) == MAPPOConfig(lr=1e-3)
+    for key, value in {"batch_growth": 4, "policy_gradient": "all_actions", "entropy_target": 0.5}.items():
+        with pytest.raises(ConfigError, match=rf"learner\.mappo: .*{key} was removed"):
+            load_config(None, [f"learner.mappo.{key}={value}"])
 
 
 def test_magnet_kl_is_zero_at_the_start_and_pulls_toward_the_magnet() -> None:
@@ -306,13 +296,13 @@ def test_magnet_kl_is_zero_at_the_start_and_pulls_toward_the_magnet() -> None:
 
 
 def test_magnet_moves_toward_the_actor_and_survives_save_and_reset() -> None:
-    cfg = MAPPOConfig(lr=3e-3, magnet_coef=0.5, magnet_rate=0.25, entropy_target=0.5)
+    cfg = MAPPOConfig(lr=3e-3, magnet_coef=0.5, magnet_rate=0.25)
     a = MAPPOLearner(SPEC, cfg, seed=1)
     rng = np.random.default_rng(4)
-    before = {k: v.clone() for k, v in a._magnet.state_dict().items()}
+    before = {k: v.clone() for k, v in a._magnet.net.state_dict().items()}
     a.update(bandit_batch(a.policy, rng))
     actor = a.policy.actor.state_dict()
-    for k, v in a._magnet.state_dict().items():
+    for k, v in a._magnet.net.state_dict().items():
         torch.testing.assert_close(v, before[k] + 0.25 * (actor[k] - before[k]))
     buf = io.BytesIO()
     torch.save(a.state_dict(), buf)
@@ -324,7 +314,7 @@ def test_magnet_moves_toward_the_actor_and_survives_save_and_reset() -> None:
     assert a.update(batch) == b.update(batch)
     a.reset_weights()
     assert a.entropy_coef == cfg.entropy_coef
-    for k, v in a._magnet.state_dict().items():
+    for k, v in a._magnet.net.state_dict().items():
         torch.testing.assert_close(v, a.policy.actor.state_dict()[k])
 
 
@@ -435,10 +425,10 @@ def test_magnet_schedule_lr_slows_the_magnet_with_the_learning_rate() -> None:
     for schedule, rates in (("lr", [0.4 * 0.625, 0.4 * 0.25, 0.4 * 0.25]), ("constant", [0.4, 0.4, 0.4])):
         learner = MAPPOLearner(SPEC, MAPPOConfig(**base, magnet_schedule=schedule), seed=2)  # type: ignore[arg-type]
         for rate in rates:
-            before = {k: v.clone() for k, v in learner._magnet.state_dict().items()}
+            before = {k: v.clone() for k, v in learner._magnet.net.state_dict().items()}
             learner.update(bandit_batch(learner.policy, rng))
             actor = learner.policy.actor.state_dict()
-            for k, v in learner._magnet.state_dict().items():
+            for k, v in learner._magnet.net.state_dict().items():
                 torch.testing.assert_close(v, before[k] + rate * (actor[k] - before[k]))
 
 
@@ -450,7 +440,7 @@ def test_snapshot_average_is_a_running_average_of_the_parameters_and_belongs_to_
     rng = np.random.default_rng(8)
     off = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3), seed=2)
     off.update(bandit_batch(off.policy, rng))
-    assert off.snapshot_weights() is None
+    assert off.snapshot() is None
 
     rate = 0.25
     learner = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3, snapshot_average_rate=rate), seed=2)
@@ -461,20 +451,22 @@ def test_snapshot_average_is_a_running_average_of_the_parameters_and_belongs_to_
         now = learner.get_weights()
         for k in params:
             expected[k] = expected[k] + max(rate, 1 / n) * (now[k] - expected[k])
-    snap, now = learner.snapshot_weights(), learner.get_weights()
-    assert snap is not None and set(snap) == set(now)
+    snapshot, now = learner.snapshot(), learner.get_weights()
+    assert snapshot is not None and snapshot.meta == learner.policy_meta()
+    snap = snapshot.weights
+    assert set(snap) == set(now)
     for k in snap:
         np.testing.assert_allclose(snap[k], expected[k] if k in params else now[k], rtol=1e-5, atol=1e-6)
     assert any(not np.allclose(snap[k], now[k]) for k in params)  # the average lags the learner
 
     restored = MAPPOLearner(SPEC, MAPPOConfig(lr=3e-3, snapshot_average_rate=rate), seed=9)
     restored.load_state_dict(learner.state_dict())
-    for k, v in restored.snapshot_weights().items():  # type: ignore[union-attr]
+    for k, v in restored.snapshot().weights.items():  # type: ignore[union-attr]
         np.testing.assert_array_equal(v, snap[k])
 
     learner.set_weights(off.get_weights())  # a restart from another learner: a new lineage
-    for k, v in learner.snapshot_weights().items():  # type: ignore[union-attr]
+    for k, v in learner.snapshot().weights.items():  # type: ignore[union-attr]
         np.testing.assert_array_equal(v, off.get_weights()[k])
     learner.reset_weights()
-    for k, v in learner.snapshot_weights().items():  # type: ignore[union-attr]
+    for k, v in learner.snapshot().weights.items():  # type: ignore[union-attr]
         np.testing.assert_array_equal(v, learner.get_weights()[k])

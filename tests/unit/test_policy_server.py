@@ -53,6 +53,25 @@ def test_freeze_with_weights_freezes_those_and_says_so(tmp_path: Path) -> None:
         server.freeze("learner", "learner-v1", {"w": weights(0.5)["w"]})
 
 
+def test_freeze_as_another_policy_takes_its_kind_and_the_newest_snapshot_is_found(tmp_path: Path) -> None:
+    """A learner whose snapshots are another policy than the one it plays (the regret learner's
+    average strategy) freezes with that policy's meta and kind; ``newest_frozen`` names the last
+    snapshot of a learner, spilled to disk or not."""
+    server = PolicyServer(storage_dir=str(tmp_path), max_in_memory=1)
+    server.publish("learner", "regret", {"kind": "regret"}, weights(1.0))
+    assert server.newest_frozen("learner") is None
+    for i in range(3):
+        server.publish("learner", "regret", {"kind": "regret"}, weights(1.0 + i))
+        frozen = server.freeze(
+            "learner", f"learner-v{i}", {"x": np.full(2, float(i))}, {"kind": "mappo", "a": 1}
+        )
+        assert frozen.kind == "mappo" and frozen.meta["a"] == 1 and "kind" not in frozen.meta
+    newest = server.newest_frozen("learner")
+    assert newest is not None and newest.policy_id == "learner-v2"
+    np.testing.assert_array_equal(newest.weights["x"], [2.0, 2.0])
+    assert server.get("learner").kind == "regret"  # the learner plays on
+
+
 def test_pulling_more_frozen_policies_than_fit_in_memory_returns_all_weights(tmp_path: Path) -> None:
     server = PolicyServer(storage_dir=str(tmp_path), max_in_memory=2)
     for i in range(6):

@@ -17,6 +17,16 @@ from light_league.config_base import Section
 #: version of the architecture description in ``policy_meta`` (bump on incompatible changes)
 ARCH_VERSION = 1
 
+#: options that were removed, with the value that meant "off" (what older run directories' full
+#: configs hold; :meth:`MAPPOConfig._removed_options`)
+REMOVED_OPTIONS: dict[str, Any] = {
+    "batch_growth": 1,
+    "entropy_target": None,
+    "entropy_adapt_rate": 0.1,
+    "state_weight_power": 0.0,
+    "policy_gradient": "sampled",
+}
+
 
 class RecurrentConfig(Section):
     """rMAPPO: a GRU in actor and critic (docs/mappo.md, "Recurrent policies")."""
@@ -69,17 +79,6 @@ class MAPPOConfig(Section):
     lr_final_fraction: float = Field(0.0, ge=0.0, le=1.0)
     """Learning rate at the end of the linear schedule, as a fraction of the initial one."""
 
-    batch_growth: int = Field(1, ge=1, le=64)
-    """Rollout rounds an update takes at the end of the schedule: an update waits until that many
-    rounds of the learner's own trajectories are queued (a round is ``execution.envs_per_worker x
-    steps_per_call`` env steps on each worker), a number that grows linearly from 1 over
-    ``lr_decay_updates`` updates (whatever ``lr_schedule`` is) and restarts with the schedule. Many
-    samples per step where the learner is near its fixed point, few where it is far: the noise of
-    a step falls as it settles, where a smaller learning rate only makes it move less. The last
-    round of a generation's task always updates, so no trajectory is left when a generation
-    ends; after a resume the first update takes one round. 1: every round updates (the
-    reference). Not with ``execution.overlap``."""
-
     ppo_epoch: int = Field(10, ge=1, le=100)
     """Passes over each batch. Reference default 15; ours is 10, the paper's advice for difficult
     tasks (its suggestion 3: at most 10 epochs on hard tasks, 15 on easy ones). A league learner's
@@ -100,17 +99,6 @@ class MAPPOConfig(Section):
     fraction of ``entropy_coef`` (1: it stays fixed). In poker-like games a large early bonus
     keeps the learners exploring and mixing; a small late one lets the policies become as sharp
     as an equilibrium is (most of a poker equilibrium's actions are pure)."""
-
-    entropy_target: float | None = Field(None, gt=0.0, le=1.0)
-    """When set, ``entropy_coef`` is only the starting value: after each update the coefficient is
-    multiplied by ``exp(entropy_adapt_rate * (target - H) / target)``, where ``target`` is this
-    fraction of the uniform policy's entropy over the batch's legal actions and ``H`` the batch's
-    mean entropy (kept within ``[1e-5, 1]``). It holds the policy's entropy near the target, so
-    a learner against a moving league neither collapses to a deterministic policy (and stops
-    learning) nor stays uniform. ``None``: the coefficient is fixed (the reference)."""
-
-    entropy_adapt_rate: float = Field(0.1, gt=0.0, le=10.0)
-    """Step of the multiplicative entropy-coefficient adaptation (log units per update)."""
 
     magnet_coef: float = Field(0.0, ge=0.0, le=100.0)
     """Weight of ``KL(policy || magnet)`` in the actor loss (magnetic mirror descent; Sokota et
@@ -137,33 +125,6 @@ class MAPPOConfig(Section):
     averaged, which takes the update-to-update noise out of a policy that has settled. The
     average restarts with the lineage (a reset, a restart from another learner). 0: off, a
     snapshot is the last weights."""
-
-    state_weight_power: float = Field(0.0, ge=0.0, le=1.0)
-    """Each sample's actor loss (surrogate, entropy bonus, magnet term) is weighted by the number
-    of samples in its batch with the same observation (and agent position), raised to minus this
-    power, the weights normalised to mean 1. An on-policy gradient moves each decision in
-    proportion to how often it comes up, so a rare decision learns slowly; at 1 every distinct
-    observation gets the same total weight, a per-state step as tabular methods take (regret
-    matching is blind to a state's reach). The weight scales a state's bonus and pull as much as
-    its surrogate, so it changes how fast each state moves, not where it settles. Where no two
-    samples share an observation (continuous observations) every weight is 1 and nothing
-    changes. Feed-forward policies only. 0: off (the reference)."""
-
-    policy_gradient: Literal["sampled", "all_actions", "control_variate"] = "sampled"
-    """sampled: the surrogate moves the action each sample took, by its GAE advantage (the
-    reference). all_actions: a second critic learns an action value for every action of the
-    centralised state, Q(s, a), regressed on the lambda-returns of the actions taken; the
-    surrogate then moves every legal action of every sample by ``Q(s, a)`` minus its mean under
-    the policy before the update (the all-action or "mean actor-critic" estimator). The
-    gradient's expectation is the same; the noise of which action a sample happened to take is
-    gone, which is most of an advantage's noise where one decision's payoff swings widely
-    (poker). Advantages keep the batch's GAE scale, so ``entropy_coef`` means what it did. The
-    action-value network costs a forward and a backward pass per mini-batch; it is saved and
-    resumed with the learner, restarts with ``reset_weights`` and is not part of the policy.
-    control_variate: the all-action surrogate plus the sampled one on what the action values
-    miss of the taken action's advantage (GAE advantage minus ``Q(s, a_t)`` less the mean): the
-    expected gradient is the sampled one's whatever the values' error, and the less they miss the
-    less noise is left. Discrete actions, feed-forward policies only."""
 
     value_loss_coef: float = Field(1.0, ge=0.0, le=100.0)
     """Weight of the critic loss. Reference: 1 (its help text says 0.5; the code uses 1)."""
@@ -238,19 +199,25 @@ class MAPPOConfig(Section):
     setting alone. Default 1: these networks are small; a second thread gains a little on an idle
     machine and loses several times over on a busy one (``bench/learner_throughput.py``)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_options(cls, data: Any) -> Any:
+        """Options that were removed (no shipped config used them; their measurements are in
+        notes/tuning.md) are dropped where they hold the value that meant "off", so the configs
+        of older run directories still load; any other value is refused in one line."""
+        if not isinstance(data, dict) or not REMOVED_OPTIONS.keys() & data.keys():
+            return data
+        data = dict(data)
+        for key, off in REMOVED_OPTIONS.items():
+            if key in data and data.pop(key) != off:
+                raise ValueError(
+                    f"{key} was removed (no shipped config used it; CHANGELOG.md says where its measurements are); "
+                    f"delete {key} from the config"
+                )
+        return data
+
     @model_validator(mode="after")
     def _recurrent_combinations(self) -> MAPPOConfig:
-        if self.recurrent.enabled and self.state_weight_power > 0.0:
-            raise ValueError(
-                f"state_weight_power={self.state_weight_power} does not work with recurrent.cell="
-                f"{self.recurrent.cell} (a recurrent decision depends on more than its observation); "
-                "set state_weight_power=0 or recurrent.cell=none"
-            )
-        if self.recurrent.enabled and self.policy_gradient != "sampled":
-            raise ValueError(
-                f"policy_gradient={self.policy_gradient} does not work with recurrent.cell={self.recurrent.cell} "
-                "(its action values are feed-forward); set policy_gradient=sampled or recurrent.cell=none"
-            )
         if self.recurrent.enabled and self.magnet_coef > 0.0:
             raise ValueError(
                 f"magnet_coef={self.magnet_coef} does not work with recurrent.cell={self.recurrent.cell} "
