@@ -43,7 +43,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ent03": {"entropy_coef": 0.03},
     "ep4": {"ppo_epoch": 4},
     "lr1e-4": {"lr": 1e-4},
-    "target0.3": {"entropy_target": 0.3},
     "ent_decay": {
         "entropy_coef": 0.05,
         "lr_schedule": "linear",
