@@ -148,9 +148,15 @@ def fixed_policy_ratings(env_name: str) -> dict[str, float]:
 
 
 @functools.cache
-def exact_game(env_name: str) -> tuple[str, Callable[[Any, int], str]] | None:
-    """``(OpenSpiel game name, infostate_string)`` of a built-in env its spec declares exactly
-    solvable (``EnvSpec.openspiel_game``), else None."""
+def exact_game(env_name: str) -> tuple[str, Callable[[Any, int], str] | None] | None:
+    """``(OpenSpiel game name, infostate_string)`` of an env that OpenSpiel plays exactly, else
+    None: a built-in env whose spec declares its game (``EnvSpec.openspiel_game``) with the
+    function that names an observation's information state, or an ``openspiel:<game>`` adapter
+    env of a two-player zero-sum turn-based game that gives information-state tensors (its
+    observations are those tensors: ``infostate_string`` None) with at most
+    :data:`EXACT_HISTORIES` histories."""
+    if env_name.startswith("openspiel:"):
+        return _openspiel_exact(env_name)
     if env_name not in BUILTIN_ENVS:
         return None
     module = _module(env_name)
@@ -161,8 +167,55 @@ def exact_game(env_name: str) -> tuple[str, Callable[[Any, int], str]] | None:
     return game, to_string
 
 
+@functools.cache
+def _openspiel_exact(env_name: str) -> tuple[str, None] | None:
+    from envs.adapters import parse_openspiel_name
+
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game_string = parse_openspiel_name(env_name)
+    try:
+        game = pyspiel.load_game(game_string)
+    except pyspiel.SpielError:
+        return None
+    gtype = game.get_type()
+    exact = (
+        game.num_players() == 2
+        and gtype.utility == pyspiel.GameType.Utility.ZERO_SUM
+        and gtype.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+        and gtype.provides_information_state_tensor
+        and gtype.provides_information_state_string
+    )
+    return (game_string, None) if exact and _histories(game, EXACT_HISTORIES) is not None else None
+
+
+#: the most histories (nodes of the game tree) an ``openspiel:<game>`` env may have to count as
+#: exact: Leduc poker has 9,457, liars_dice with one four-sided die each 8,181
+EXACT_HISTORIES = 100_000
+
+
+def _histories(game: Any, cap: int) -> int | None:
+    """The number of histories of ``game`` when at most ``cap``, else None (the walk stops there)."""
+    count, stack = 0, [game.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        count += 1
+        if count > cap:
+            return None
+        if state.is_terminal():
+            continue
+        outcomes = (
+            [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        )
+        stack.extend(state.child(a) for a in outcomes)
+    return count
+
+
 def exact_games() -> list[str]:
-    """The built-in envs whose specs name an OpenSpiel game (exact evaluation, exact best responses)."""
+    """The built-in envs whose specs name an OpenSpiel game (exact evaluation, exact best responses);
+    ``openspiel:<game>`` envs of small two-player zero-sum turn-based games are exact too."""
     return [name for name in env_names() if exact_game(name) is not None]
 
 

@@ -61,11 +61,13 @@ def make_env_spec(config: ExperimentConfig) -> EnvSpec:
 
 @dataclass(frozen=True)
 class Validated:
-    """What checking a config built: the env spec, the scheduler and the learner kind."""
+    """What checking a config built: the env spec, the scheduler, the learner kind (``learner.kind``)
+    and each of the scheduler's roles' kinds (``learner.by_role.<role>.kind`` where it is set)."""
 
     spec: EnvSpec
     scheduler: TaskScheduler
     learner: LearnerKind
+    kinds: dict[str, LearnerKind]
 
 
 def validate(config: ExperimentConfig) -> Validated:
@@ -92,24 +94,25 @@ def validate(config: ExperimentConfig) -> Validated:
             f"set league.pool_max_size={need} or more"
         )
     learner = learner_kind(config.learner)
-    _check_average_policy(config, learner, roles)
-    _check_shared_games(config, learner, roles)
     known = sorted({*BUILT_IN_ROLES, *roles})
     for role in config.learner.by_role:
         if role not in known:
             raise ConfigError(
                 f"learner.by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
             )
-        learner.probe_kind().settings(config.learner, role)  # each role's merged fields are valid
-    for role in roles:
-        learner.settings(config.learner, role)  # the learner's options are valid
+    kinds = {role: learner_kind(config.learner, role) for role in {*roles, *config.learner.by_role}}
+    for role, kind in kinds.items():
+        kind.settings(config.learner, role)  # each role's merged fields are valid for its kind
+        kind.probe_kind().settings(config.learner, role)
+    _check_average_policy(config, kinds, roles)
+    _check_shared_games(config, kinds, roles)
     if config.evaluation.probe.role not in known:
         role = config.evaluation.probe.role
         raise ConfigError(
             f"evaluation.probe.role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
         )
     probe_settings(config, learner)  # the probe's learner settings are valid
-    _check_reset_sources(config, learner, scheduler)
+    _check_reset_sources(config, kinds, scheduler)
     solver, _ = build_meta_solver(config.league.meta_solver)
     if config.evaluation.nash_conv == "least_exploitable" and not exact_supported(config.env.name):
         raise ConfigError(
@@ -123,24 +126,28 @@ def validate(config: ExperimentConfig) -> Validated:
             f"game ({', '.join(envs.exact_games())}), open_spiel installed and evaluation.exact auto or always; "
             f"got env {config.env.name!r}, evaluation.exact={config.evaluation.exact}; use league.meta_solver=nash"
         )
-    if learner.exact_game and not exact_supported(config.env.name):
-        raise ConfigError(
-            f"learner.kind: {learner.name} needs an env with an OpenSpiel game ({', '.join(envs.exact_games())}) "
-            f"and open_spiel installed, got env {config.env.name!r}; use learner.kind=mappo"
-        )
-    return Validated(spec, scheduler, learner)
+    for kind in {k.name: k for k in kinds.values()}.values():
+        if kind.exact_game and not exact_supported(config.env.name):
+            raise ConfigError(
+                f"learner.kind: {kind.name} needs an env with an OpenSpiel game ({', '.join(envs.exact_games())}) "
+                f"and open_spiel installed, got env {config.env.name!r}; use learner.kind=mappo"
+            )
+    return Validated(spec, scheduler, learner, {role: kinds[role] for role in roles})
 
 
-def _check_reset_sources(config: ExperimentConfig, learner: LearnerKind, scheduler: TaskScheduler) -> None:
+def _check_reset_sources(
+    config: ExperimentConfig, kinds: dict[str, LearnerKind], scheduler: TaskScheduler
+) -> None:
     """A role that resets to a main agent's weights needs the main agent's network shape (where
-    the learner's settings describe one: ``architecture()``)."""
+    the learners' settings describe one: ``architecture()``; a regret main agent's is its
+    average strategy's, which its snapshots hold)."""
     main = AgentType.MAIN_AGENT.value
     roles: dict[str, Any] = getattr(scheduler, "roles", {})
     for label, (role, _) in roles.items():
         if getattr(getattr(role, "config", None), "reset_to", None) != "main_agent":
             continue
-        own = getattr(learner.settings(config.learner, label), "architecture", None)
-        target = getattr(learner.settings(config.learner, main), "architecture", None)
+        own = getattr(kinds[label].settings(config.learner, label), "architecture", None)
+        target = getattr(kinds[main].settings(config.learner, main), "architecture", None)
         if own is None or target is None:
             continue
         mine, theirs = own(), target()
@@ -362,11 +369,11 @@ def _learners(
     es: EpisodeStore,
 ) -> dict[str, Handle]:
     """One learner component per learner the scheduler wants (``learner.by_role`` applied)."""
-    kind = checked.learner
     ray = config.execution.backend == "ray"
     learners: dict[str, Handle] = {}
-    device, gpus = learner_placement(config, executor.gpus(), num_learners=len(setups), kind=kind)
+    device, gpus = learner_placement(config, executor.gpus(), num_learners=len(setups), kind=checked.learner)
     for setup in setups:
+        kind = checked.kinds[setup.role.value]
         learners[setup.learner_id] = executor.create(
             kind.component,
             setup.learner_id,
@@ -504,7 +511,7 @@ def _assemble(
     return parts
 
 
-def _check_average_policy(config: ExperimentConfig, kind: LearnerKind, roles: list[str]) -> None:
+def _check_average_policy(config: ExperimentConfig, kinds: dict[str, LearnerKind], roles: list[str]) -> None:
     """``league.average_policy`` starts from a main agent's network and trains a feed-forward
     MAPPO actor: a run without main agents, or with another learner, is refused in one line."""
     if not config.league.average_policy.enabled:
@@ -515,10 +522,11 @@ def _check_average_policy(config: ExperimentConfig, kind: LearnerKind, roles: li
             f"league.average_policy starts from a main agent's network, and scheduler {config.scheduler_name!r} "
             f"has none (roles: {', '.join(roles)}); {fix}"
         )
-    main = kind.settings(config.learner, AgentType.MAIN_AGENT.value)
+    role = AgentType.MAIN_AGENT.value
+    main = kinds[role].settings(config.learner, role)
     if not isinstance(main, MAPPOConfig):
         raise ConfigError(
-            f"league.average_policy needs a MAPPO main agent, got learner.kind={config.learner.kind}; {fix}"
+            f"league.average_policy needs a MAPPO main agent, got learner kind {kinds[role].name} for it; {fix}"
         )
     if main.recurrent.enabled:
         raise ConfigError(
@@ -527,13 +535,13 @@ def _check_average_policy(config: ExperimentConfig, kind: LearnerKind, roles: li
         )
 
 
-def _check_shared_games(config: ExperimentConfig, kind: LearnerKind, roles: list[str]) -> None:
+def _check_shared_games(config: ExperimentConfig, kinds: dict[str, LearnerKind], roles: list[str]) -> None:
     """``evaluation.shared_games`` reweights games by each member's action probabilities, which a
     feed-forward policy gives for one decision alone: a recurrent learner is refused in one line."""
     if not config.evaluation.shared_games:
         return
     for role in roles:
-        settings = kind.settings(config.learner, role)
+        settings = kinds[role].settings(config.learner, role)
         if isinstance(settings, MAPPOConfig) and settings.recurrent.enabled:
             raise ConfigError(
                 f"evaluation.shared_games needs feed-forward policies, got learner.mappo.recurrent.cell="

@@ -5,6 +5,8 @@ kind            component         learner                   settings (``learner.
                                                             overrides them per role)
 =============== ================= ========================= =============================== =====================
 ``mappo``       ``LearnerRunner`` ``MAPPOLearner``          ``learner.mappo``               ``learner.device``
+``regret``      ``LearnerRunner`` ``RegretLearner``         ``learner.regret`` (its probe   ``learner.device``
+                                  (average strategy)        trains ``mappo``)
 ``exact_br``    ``ExactBRRunner`` exact best responses      none (its probe trains          the CPU
                                   (Kuhn, Leduc)             ``mappo``)
 a plugin        ``LearnerRunner`` the plugin class          ``learner.options`` (its        ``learner.device`` when
@@ -12,9 +14,9 @@ a plugin        ``LearnerRunner`` the plugin class          ``learner.options`` 
                                                                                             ``device``, else the CPU
 =============== ================= ========================= =============================== =====================
 
-:func:`learner_kind` resolves ``learner.kind`` to its :class:`LearnerKind` (a plugin is
-imported then: ``module:Class`` or an entry point of ``light_league.learners``); the build and
-the probe read everything else from it. Adding a built-in kind is one entry of
+:func:`learner_kind` resolves ``learner.kind`` (or a role's ``learner.by_role.<role>.kind``) to
+its :class:`LearnerKind` (a plugin is imported then: ``module:Class`` or an entry point of
+``light_league.learners``); the build and the probe read everything else from it. Adding a built-in kind is one entry of
 :data:`LEARNER_KINDS`.
 """
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from light_league.algorithms.base import Learner
 from light_league.algorithms.mappo.learner import MAPPOLearner
 from light_league.algorithms.registry import learner_class, takes_device
+from light_league.algorithms.regret.learner import RegretLearner
 from light_league.config import LearnerSection
 from light_league.config_base import Section
 from light_league.errors import ConfigError
@@ -64,6 +67,10 @@ def _mappo_settings(learner: LearnerSection, role: str) -> Section:
     return learner.mappo_for(role)
 
 
+def _regret_settings(learner: LearnerSection, role: str) -> Section:
+    return learner.regret_for(role)
+
+
 def _no_settings(learner: LearnerSection, role: str) -> None:
     return None
 
@@ -78,17 +85,20 @@ def _plugin_settings(cls: type[Learner]) -> Settings:
 
 LEARNER_KINDS: dict[str, LearnerKind] = {
     "mappo": LearnerKind("mappo", LearnerRunner, MAPPOLearner, _mappo_settings, uses_device=True),
+    "regret": LearnerKind(
+        "regret", LearnerRunner, RegretLearner, _regret_settings, uses_device=True, probe="mappo"
+    ),
     "exact_br": LearnerKind(
         "exact_br", ExactBRRunner, None, _no_settings, uses_device=False, exact_game=True, probe="mappo"
     ),
 }
 
 
-def learner_kind(learner: LearnerSection) -> LearnerKind:
-    """The row of ``learner.kind``: a built-in, or a plugin learner class (imported here; an
-    unknown or broken one is a one-line ConfigError). ``build.validate`` then checks each role's
-    settings through the row."""
-    name = learner.kind
+def learner_kind(learner: LearnerSection, role: str | None = None) -> LearnerKind:
+    """The row of ``learner.kind`` (with ``role``: that role's kind, ``by_role.<role>.kind``): a
+    built-in, or a plugin learner class (imported here; an unknown or broken one is a one-line
+    ConfigError). ``build.validate`` then checks each role's settings through the row."""
+    name = learner.kind if role is None else learner.kind_for(role)
     if name in LEARNER_KINDS:
         kind = LEARNER_KINDS[name]
     else:

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from envs.base import EnvSpec
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
 
@@ -126,6 +127,27 @@ def bank_signature(policy: object) -> Hashable | None:
 def stack(policies: Sequence[Policy]) -> PolicyBank:
     """The bank of ``policies`` (one class, equal signatures): their class's ``stack``."""
     return cast(PolicyBank, type(policies[0]).stack(policies))  # type: ignore[attr-defined]
+
+
+def check_batch(batch: SampleBatch, spec: EnvSpec) -> None:
+    """A one-line ValueError when ``batch`` was not collected on ``spec``'s env, or is empty."""
+    t, n = batch.shape
+    expected = {
+        "obs": (t, n, spec.obs_dim),
+        "state": (t, n, spec.state_dim),
+        "action_mask": (t, n, spec.num_actions),
+        "agent_idx": (n,),
+        "bootstrap_values": (n,),
+    }
+    for name, shape in expected.items():
+        got = tuple(getattr(batch, name).shape)
+        if got != shape:
+            raise ValueError(
+                f"SampleBatch.{name} has shape {got}, the learner for env {spec.name!r} needs {shape}; "
+                "was the batch collected on another environment?"
+            )
+    if batch.num_samples == 0:
+        raise ValueError("SampleBatch has no valid samples; collect at least one decision before update()")
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ class _Tree:
     own_depth: tuple[np.ndarray, np.ndarray]  #: per player (n_p,): the player's decisions before it
 
 
-def _check_env(env_name: str) -> tuple[str, Callable[[Any, int], str]]:
+def _check_env(env_name: str) -> tuple[str, Callable[[Any, int], str] | None]:
     """The OpenSpiel game ``env_name``'s spec declares and its ``infostate_string``."""
     exact = envs.exact_game(env_name)
     if exact is None:
@@ -197,9 +197,15 @@ class _Walk:
             m = np.zeros((len(names), self.num_actions), dtype=bool)
             for i, legal in enumerate(self.legal[p]):
                 m[i, legal] = True
-            bad = [s for s, row in zip(names, o) if infostate_string(row, p) != s]
-            if bad:
-                raise RuntimeError(f"the env's obs encoding disagrees with OpenSpiel at {bad[0]!r}")
+            if infostate_string is not None:
+                bad = [s for s, row in zip(names, o) if infostate_string(row, p) != s]
+                if bad:
+                    raise RuntimeError(f"the env's obs encoding disagrees with OpenSpiel at {bad[0]!r}")
+            elif len({row.tobytes() for row in o}) < len(names):
+                raise RuntimeError(
+                    f"player {p}'s information-state tensors do not tell its {len(names)} information states "
+                    "apart: a policy of the observation cannot be evaluated exactly"
+                )
             strings.append(names)
             obs.append(o)
             mask.append(m)

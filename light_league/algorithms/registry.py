@@ -18,6 +18,7 @@ import numpy as np
 from envs.base import EnvSpec
 from light_league.algorithms.base import Learner, Policy
 from light_league.algorithms.mappo.policy import MAPPOPolicy
+from light_league.algorithms.regret.policy import RegretPolicy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.errors import ConfigError, unknown_name
@@ -31,6 +32,7 @@ LEARNER_GROUP = "light_league.learners"
 POLICY_LOADERS: dict[str, PolicyLoader] = {
     "mappo": lambda weights, meta: MAPPOPolicy.from_meta(meta, weights),
     "tabular": lambda weights, meta: TabularPolicy.from_weights(weights, meta),
+    "regret": lambda weights, meta: RegretPolicy.from_meta(meta, weights),
 }
 
 

@@ -8,6 +8,11 @@ earlier decision. ``dones[t, n]`` marks the last decision of an episode; ``boots
 is the critic's value after the stream's last entry (0 when that entry ended an episode).
 Values are in return units (a learner that normalises values does so internally).
 
+**Mirror streams.** A learner whose policy asks for them (``mirrors_self_play``) also gets, in
+self-play games (the opponent drawn is the learner itself), the opponent seat's decisions: streams
+flagged in ``mirror[n]``, played by the learner's published policy (``log_probs``) where its own
+seat plays its behaviour (``evaluate``). The regret learner's average strategy learns from them.
+
 A recurrent policy's batches also carry ``hidden[t, n]``: the agent's hidden state *before*
 decision ``t`` (zeros at an episode's first decision), what a learner needs to train on chunks
 of a stream from where the rollout was; ``None`` for memoryless policies.
@@ -36,6 +41,11 @@ class SampleBatch:
     policy_version: int = 0
     env_steps: int = 0  #: environment steps (all games) that produced this batch
     hidden: np.ndarray | None = None  #: (T, N, H) float32 hidden state before each decision, or None
+    #: (N,) bool: the stream is a mirror stream (see the module docstring), or None: none is
+    mirror: np.ndarray | None = None
+    #: (T, N) int8: the seat (0 or 1) of each decision's player (a stream's seat may change from
+    #: one episode to the next); None where the collector did not record it
+    seat: np.ndarray | None = None
 
     _TIME_FIELDS = (
         "obs",
@@ -48,6 +58,7 @@ class SampleBatch:
         "dones",
         "valid",
         "hidden",
+        "seat",
     )
 
     @property
@@ -57,6 +68,19 @@ class SampleBatch:
     @property
     def shape(self) -> tuple[int, int]:
         return int(self.valid.shape[0]), int(self.valid.shape[1])
+
+    def streams(self, keep: np.ndarray) -> SampleBatch:
+        """The batch of the streams ``keep`` selects (a bool mask or indices over ``N``)."""
+        out: dict[str, object] = {}
+        for f in fields(SampleBatch):
+            value = getattr(self, f.name)
+            if value is None or f.name in ("policy_version", "env_steps"):
+                out[f.name] = value
+            elif f.name in SampleBatch._TIME_FIELDS:
+                out[f.name] = value[:, keep]
+            else:
+                out[f.name] = value[keep]
+        return SampleBatch(**out)  # type: ignore[arg-type]
 
     @staticmethod
     def concat(batches: list[SampleBatch]) -> SampleBatch:
@@ -71,8 +95,8 @@ class SampleBatch:
         out: dict[str, object] = {}
         for f in fields(SampleBatch):
             name = f.name
-            if name == "hidden" and batches[0].hidden is None:
-                out[name] = None
+            if name in ("hidden", "seat") and any(getattr(b, name) is None for b in batches):
+                out[name] = None  # (seats recorded by some batches only: none is known)
             elif name in SampleBatch._TIME_FIELDS:
                 parts = []
                 for b in batches:
@@ -84,6 +108,15 @@ class SampleBatch:
                 out[name] = np.concatenate(parts, axis=1)
             elif name in ("agent_idx", "bootstrap_values"):
                 out[name] = np.concatenate([getattr(b, name) for b in batches], axis=0)
+            elif name == "mirror":
+                flags = [b.mirror for b in batches]
+                out[name] = (
+                    None
+                    if all(f is None for f in flags)
+                    else np.concatenate(
+                        [np.zeros(b.shape[1], dtype=bool) if f is None else f for b, f in zip(batches, flags)]
+                    )
+                )
             elif name == "policy_version":
                 out[name] = min(b.policy_version for b in batches)
             elif name == "env_steps":

@@ -26,7 +26,7 @@ loop restarts its games. The learner's state before each decision goes into the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -52,6 +52,11 @@ __all__ = [
     "MatchResult",
     "RolloutResult",
 ]
+
+
+#: a hook of :meth:`EpisodeLoop._act` that sees every row it played: ``(step, games, agents, policy
+#: index, log-probabilities, actions)``
+Played = Callable[[BatchStep, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 
 
 @dataclass
@@ -191,12 +196,13 @@ class EpisodeLoop:
         agent_policy: np.ndarray,
         policies: Sequence[Policy | None],
         behaviour: list[Behaviour] | None = None,
+        played: Played | None = None,
     ) -> np.ndarray:
         """Actions (B, N) for the ``active`` agents; ``agent_policy`` (B, N) indexes ``policies``.
 
         The log-probabilities of all rows are computed first (one call per policy, or one per
-        bank for banked policies), then every row
-        is sampled in one draw.
+        bank for banked policies), then every row is sampled in one draw. ``played`` is handed
+        every row: ``(step, games, agents, policy index, log-probabilities, actions)``.
         """
         actions = np.zeros(active.shape, dtype=np.int64)
         rows_b, rows_i = np.nonzero(active)
@@ -212,6 +218,8 @@ class EpisodeLoop:
             self._hidden[rows_b, rows_i] = hidden
         chosen = sample_actions(logp, self.rng)
         actions[rows_b, rows_i] = chosen
+        if played is not None:
+            played(step, rows_b, rows_i, which, logp, chosen)
         if behaviour is not None:
             for p in np.unique(which).tolist():
                 sel = which == p
@@ -237,13 +245,16 @@ class EpisodeLoop:
         learner_seat: int | None = None,
         policy_version: int = 0,
         generation: int = 0,
+        mirror: bool = False,
     ) -> RolloutResult:
         """Play ``num_steps`` batched steps of ``learner`` against opponents drawn per episode.
 
         Games in progress continue from the previous call with the opponent and seat they were
         drawn with, whatever ``probs`` says now; only games that start in this call draw from
         ``probs`` (and are stamped with ``generation``). ``opponents`` holds the policies of every
-        id with positive probability and of every id in :meth:`opponents_in_use`.
+        id with positive probability and of every id in :meth:`opponents_in_use`. ``mirror``: the
+        batch also holds the opponent seat's decisions in the games whose opponent is
+        ``learner_id`` itself, as mirror streams (:class:`SampleBatch`; feed-forward learners).
         """
         cdf, draw_ids = self._opponent_cdf(opponents, probs)
         step = self._step
@@ -253,17 +264,23 @@ class EpisodeLoop:
             self._assign(np.ones(self.env.num_envs, dtype=bool), cdf, draw_ids, learner_seat, generation)
         policies = self._collect_policies(learner, opponents)
         rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps, hidden_dim(learner))
+        mirrored = self._mirror_recorder(learner, learner_id, num_steps) if mirror else None
         results: list[MatchResult] = []
         learner_rows = np.arange(self.env.num_envs)[:, None]
         for t in range(num_steps):
             agents = self._learner_agents
-            actions = self._act_opponents(step, policies)
+            opposing = self._seats[1 - self._learner_seat]
+            actions = self._act_opponents(step, policies, None if mirrored is None else mirrored[1](t))
             self._act_learner(step, learner, agents, actions, rec, t)
             step = self._env_step(actions)
             rec.add_rewards(step.reward[learner_rows, agents])
+            if mirrored is not None:
+                mirrored[0].add_rewards(step.reward[learner_rows, opposing])
             if step.done.any():
                 done_idx = np.flatnonzero(step.done)
                 rec.end_episodes(done_idx)
+                if mirrored is not None:
+                    mirrored[0].end_episodes(done_idx)
                 self._forget(done_idx)
                 results.extend(self._results(step, done_idx, learner_id))
                 self._assign(step.done, cdf, draw_ids, learner_seat, generation)
@@ -273,7 +290,51 @@ class EpisodeLoop:
         batch = rec.build(
             np.asarray(boot, dtype=np.float32), self.spec, policy_version, num_steps * self.env.num_envs
         )
+        if mirrored is not None:
+            batch = _with_mirror(batch, mirrored[0], self.spec, policy_version)
         return RolloutResult(batch, results, num_steps * self.env.num_envs, len(results))
+
+    def _mirror_recorder(
+        self, learner: Policy, learner_id: str, num_steps: int
+    ) -> tuple[_StreamRecorder, Callable[[int], Played]]:
+        """A recorder of the opponent seat's decisions where the learner plays itself, and for
+        each step ``t`` the ``played`` hook of :meth:`_act` that feeds it."""
+        if hidden_dim(learner):
+            raise ValueError(
+                "mirror streams need a feed-forward learner policy (its hidden states are not kept)"
+            )
+        recorder = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
+        team_idx = self._team_idx
+
+        def hook(t: int) -> Played:
+            def played(
+                step: BatchStep,
+                games: np.ndarray,
+                agents: np.ndarray,
+                which: np.ndarray,
+                logp: np.ndarray,
+                chosen: np.ndarray,
+            ) -> None:
+                slot = self._opp_index.get(learner_id)
+                sel = which == (-1 if slot is None else 1 + slot)
+                if not sel.any():
+                    return
+                g, i, a = games[sel], agents[sel], chosen[sel]
+                recorder.add_decisions(
+                    t,
+                    g * self.spec.team_size + team_idx[i],
+                    step.obs[g, i],
+                    step.state[g, i],
+                    step.action_mask[g, i],
+                    a,
+                    logp[sel][np.arange(a.size), a],
+                    np.zeros(a.size, dtype=np.float32),
+                    seat=1 - self._learner_seat[g],
+                )
+
+            return played
+
+        return recorder, hook
 
     def _bootstrap(self, learner: TrainablePolicy, step: BatchStep) -> np.ndarray:
         """The learner's values of its agents' states after the last step (from their hidden
@@ -321,9 +382,13 @@ class EpisodeLoop:
         self._make_room(policies)
         return policies
 
-    def _act_opponents(self, step: BatchStep, policies: Sequence[Policy | None]) -> np.ndarray:
+    def _act_opponents(
+        self, step: BatchStep, policies: Sequence[Policy | None], played: Played | None = None
+    ) -> np.ndarray:
         """Actions (B, N) of the opponents' active agents (the learner's entries are left 0)."""
-        return self._act(step, step.active & (self._agent_policy > 0), self._agent_policy, policies)
+        return self._act(
+            step, step.active & (self._agent_policy > 0), self._agent_policy, policies, played=played
+        )
 
     def _act_learner(
         self,
@@ -366,6 +431,7 @@ class EpisodeLoop:
             logp_all[np.arange(chosen.size), chosen],
             np.asarray(values),
             hidden,
+            seat=self._learner_seat[rows_b],
         )
 
     def _assign(
@@ -553,6 +619,17 @@ def mirrored_halves(
     return first, [(b, a, n) for a, b, n in first]
 
 
+def _with_mirror(batch: SampleBatch, recorder: _StreamRecorder, spec: EnvSpec, version: int) -> SampleBatch:
+    """``batch`` with the recorder's streams that hold a decision appended as mirror streams."""
+    mirrored = recorder.build(np.zeros(recorder.n, dtype=np.float32), spec, version, 0)
+    mirrored = mirrored.streams(np.asarray(mirrored.valid.any(axis=0)))
+    joined = SampleBatch.concat([batch, mirrored]) if mirrored.shape[1] else batch
+    flags = np.zeros(joined.shape[1], dtype=bool)
+    flags[batch.shape[1] :] = True
+    joined.mirror = flags
+    return joined
+
+
 class _StreamRecorder:
     """Collects the learner's decisions per stream (game × team position) and compacts them."""
 
@@ -569,6 +646,7 @@ class _StreamRecorder:
         self.last = np.full(n, -1, dtype=np.int64)  # flat index of each stream's pending decision
         self.rewards = np.zeros(num_steps * n, dtype=np.float32)
         self.dones = np.zeros(num_steps * n, dtype=bool)
+        self.seats = np.zeros(num_steps * n, dtype=np.int8)
         self.total = 0
 
     def add_decisions(
@@ -582,11 +660,14 @@ class _StreamRecorder:
         logp: np.ndarray,
         values: np.ndarray,
         hidden: np.ndarray | None = None,
+        *,
+        seat: np.ndarray,
     ) -> None:
         self.rows.append((t, stream, obs, state, mask, actions, logp, values))
         if hidden is not None:
             self.hidden.append(hidden)
         flat = self.total + np.arange(stream.size)
+        self.seats[flat] = seat
         self.last[stream] = flat
         self.count[stream] += 1
         self.total += stream.size
@@ -637,6 +718,8 @@ class _StreamRecorder:
         dones = np.zeros((t_max, n), dtype=bool)
         rewards[flat_time, flat_stream] = self.rewards[: self.total]
         dones[flat_time, flat_stream] = self.dones[: self.total]
+        seat = np.zeros((t_max, n), dtype=np.int8)
+        seat[flat_time, flat_stream] = self.seats[: self.total]
         hidden = None
         if self.hidden_dim:
             hidden = np.zeros((t_max, n, self.hidden_dim), dtype=np.float32)
@@ -662,4 +745,5 @@ class _StreamRecorder:
             policy_version=version,
             env_steps=env_steps,
             hidden=hidden,
+            seat=seat,
         )

@@ -177,6 +177,7 @@ class RolloutWorker:
             learner_seat=req.learner_seat,
             policy_version=version,
             generation=req.generation,
+            mirror=bool(getattr(learner, "mirrors_self_play", False)),
         )
         # sent without waiting: the driver waits for it (RolloutManager.collect) while this
         # worker's report travels, before any learner pulls

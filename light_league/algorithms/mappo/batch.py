@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from envs.base import EnvSpec
 from light_league.algorithms.mappo.chunks import chunk_index, to_chunks
 from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
 from light_league.algorithms.mappo.policy import MAPPOPolicy, distinct_rows
@@ -36,27 +35,6 @@ def explained_variance(values: np.ndarray, returns: np.ndarray) -> float:
 def num_samples(data: dict[str, torch.Tensor]) -> int:
     """Samples in prepared data: rows, or the valid entries of chunks."""
     return int(data["valid"].sum()) if "h0" in data else int(data["actions"].shape[0])
-
-
-def check_batch(batch: SampleBatch, spec: EnvSpec) -> None:
-    """A one-line ValueError when ``batch`` was not collected on ``spec``'s env, or is empty."""
-    t, n = batch.shape
-    expected = {
-        "obs": (t, n, spec.obs_dim),
-        "state": (t, n, spec.state_dim),
-        "action_mask": (t, n, spec.num_actions),
-        "agent_idx": (n,),
-        "bootstrap_values": (n,),
-    }
-    for name, shape in expected.items():
-        got = tuple(getattr(batch, name).shape)
-        if got != shape:
-            raise ValueError(
-                f"SampleBatch.{name} has shape {got}, the learner for env {spec.name!r} needs {shape}; "
-                "was the batch collected on another environment?"
-            )
-    if batch.num_samples == 0:
-        raise ValueError("SampleBatch has no valid samples; collect at least one decision before update()")
 
 
 def prepare(

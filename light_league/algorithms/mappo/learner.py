@@ -36,8 +36,8 @@ import numpy as np
 import torch
 
 from envs.base import EnvSpec
-from light_league.algorithms.base import Learner, Snapshot
-from light_league.algorithms.mappo.batch import check_batch, minibatches, num_samples, prepare
+from light_league.algorithms.base import Learner, Snapshot, check_batch
+from light_league.algorithms.mappo.batch import minibatches, num_samples, prepare
 from light_league.algorithms.mappo.config import ARCH_VERSION, MAPPOConfig
 from light_league.algorithms.mappo.lineage import Magnet, WeightAverage
 from light_league.algorithms.mappo.loss import (
