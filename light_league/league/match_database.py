@@ -208,14 +208,14 @@ class MatchDatabase:
         return dropped
 
 
-def record_generation(record: Any, path: Path, lineno: int) -> int | None:
+def record_generation(match: Any, path: Path, lineno: int) -> int | None:
     """The ``generation`` of a match-log record (None when it has none), checked."""
-    if not isinstance(record, dict):
+    if not isinstance(match, dict):
         raise CorruptFileError(
-            f"{path} line {lineno or '?'} is a JSON {type(record).__name__}, not a match record; "
+            f"{path} line {lineno or '?'} is a JSON {type(match).__name__}, not a match record; "
             "remove or fix that line"
         )
-    value = record.get("generation")
+    value = match.get("generation")
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
         raise CorruptFileError(
             f"{path} line {lineno or '?'} has generation {value!r}, not an integer; remove or fix that line"
