@@ -26,11 +26,11 @@ from typing import Any
 import torch
 
 from light_league.agents.agent_manager import AgentManager
+from light_league.agents.match_database import record_generation
 from light_league.data_buffer.policy_files import load_policy_files
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import CorruptFileError
 from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
-from light_league.league.match_database import record_generation
 from light_league.run_dir import RunDir, safe_name
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.tracking.record import generation_of
