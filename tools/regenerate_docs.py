@@ -16,6 +16,10 @@ block equals its rendering, so a number in the docs is the number in the files.
     python tools/regenerate_docs.py --list                # figures, their doc and data set
     python tools/regenerate_docs.py --capture league_run RUN_DIR   # copy a run's files, then rewrite
 
+The same commands rewrite (and ``--check`` checks) the sections generated from the code
+(``tools/doc_sections.py``: the generation record's fields in docs/metrics.md, the layer table and
+module map in docs/architecture.md); ``--only`` takes their names too.
+
 Data sets and how to renew them:
 
 - ``league_run``: ``python main.py --config expr_configs/league.yaml --run-dir runs/docs_league``,
@@ -61,8 +65,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "tools"):  # this checkout's light_league; doc_sections beside this file
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+import doc_sections  # noqa: E402
 
 from light_league.run_reader import RunReader  # noqa: E402
 from light_league.tracking.console import final_lines, fraction, rating, summary_lines  # noqa: E402
@@ -1178,6 +1185,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for f in FIGURES:
             print(f"{f.name:<22} docs/{f.doc:<16} docs/data/{f.data}")
+        for section in doc_sections.SECTIONS:
+            print(f"{section.name:<22} docs/{section.doc:<16} {section.source}")
         return 0
     only = list(args.only)
     if args.capture:
@@ -1186,14 +1195,21 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no capture for {name!r}; choose from {sorted(CAPTURES)}")
         CAPTURES[name](Path(run_dir), DATA / name)
         only = only or [name]
-    figures = selected(only)
+    sections = [section for section in doc_sections.SECTIONS if not only or section.name in only]
+    figure_names = [name for name in only if name not in {section.name for section in sections}]
+    figures = selected(figure_names) if figure_names or not only else []
     if args.check:
         old = [f.name for f in figures if current(f) is not None and stale(f)]
+        old += [section.name for section in sections if doc_sections.stale(section)]
         for name in old:
             print(f"stale: {name}; run python tools/regenerate_docs.py --only {name}")
         return 1 if old else 0
     for f in figures:
         print(f"{'rewrote' if write(f) else 'unchanged'}: {f.name} (docs/{f.doc})")
+    for section in sections:
+        print(
+            f"{'rewrote' if doc_sections.write(section) else 'unchanged'}: {section.name} (docs/{section.doc})"
+        )
     if not only or any(f.doc == "results.md" for f in figures):
         print(f"drew {plot_results().relative_to(ROOT)}")
     return 0
