@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -96,7 +96,14 @@ def _interval_or_none(value: Any) -> Interval | None:
 
 
 class _Entry:
-    """An entry of a record, written as a JSON object of its fields in order."""
+    """An entry of a record, written as a JSON object of its fields in order; read from one (its
+    fields checked by the record): an absent key takes the field's default, a ``[low, high]``
+    interval becomes a tuple."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        return cls(**{f.name: _entry_value(str(f.type), data[f.name]) for f in fields if f.name in data})
 
     def to_json(self) -> dict[str, Any]:
         out = _plain(self)
@@ -104,7 +111,13 @@ class _Entry:
         return out
 
 
-@dataclass(frozen=True)
+def _entry_value(annotation: str, value: Any) -> Any:
+    if annotation.startswith("Interval") and isinstance(value, list):
+        return _interval_or_none(value)
+    return dict(value) if isinstance(value, dict) else value
+
+
+@dataclass(frozen=True, kw_only=True)
 class Member(_Entry):
     """A member of the population (an entry of ``population``)."""
 
@@ -114,16 +127,12 @@ class Member(_Entry):
     """Its role label (``main_agent``, ``main_exploiter``, ``league_exploiter``, ``best_response``,
     a plugin role's label, or ``baseline``)."""
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Member:
-        return cls(id=data["id"], role=data["role"])
-
 
 def _member(value: Mapping[str, Any]) -> bool:
     return isinstance(value.get("id"), str) and isinstance(value.get("role"), str)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetaStability(_Entry):
     """How far the meta-strategy moves when the payoff table is redrawn from its posterior."""
 
@@ -134,10 +143,6 @@ class MetaStability(_Entry):
     ``league.meta_stability_max_s`` ran out)."""
     support: Mapping[str, float]
     """``{id: share}``: the share of draws in which each member has mass of at least 0.001."""
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MetaStability:
-        return cls(tv_mean=data["tv_mean"], draws=data["draws"], support=dict(data["support"]))
 
     @classmethod
     def of(cls, stability: Stability, ids: Sequence[str]) -> MetaStability:
@@ -153,7 +158,7 @@ def _meta_stability(value: Any) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskRecord(_Entry):
     """One training task of the generation (an entry of ``tasks``)."""
 
@@ -174,17 +179,6 @@ class TaskRecord(_Entry):
     meta-strategy's mass on the members a meta-weighted branch chose among) and ``"excluded": {id:
     reason}`` where they apply (docs/league.md); for ``psro`` with two populations ``{"seat": s}``."""
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TaskRecord:
-        return cls(
-            learner=data["learner"],
-            role=data["role"],
-            weighting=data["weighting"],
-            env_steps=data["env_steps"],
-            opponents=dict(data["opponents"]),
-            info=dict(data.get("info", {})),
-        )
-
 
 def _task(value: Mapping[str, Any]) -> bool:
     checks = {"learner": _text, "role": _text, "weighting": _text, "env_steps": is_int}
@@ -195,7 +189,7 @@ def _task(value: Mapping[str, Any]) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbeReading(_Entry):
     """What the record keeps of one probe (a value of ``probe``; the whole reading is in
     ``RUN_DIR/exploit/<target>_gen<G>.json``)."""
@@ -218,19 +212,6 @@ class ProbeReading(_Entry):
     best_response_payoff: float | None = None
     """The exact best response's mean payoff against the target (poker only)."""
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProbeReading:
-        return cls(
-            generation=data.get("generation"),
-            env_steps=data.get("env_steps"),
-            games=data.get("games"),
-            payoff=data.get("payoff"),
-            payoff_ci95=_interval_or_none(data.get("payoff_ci95")),
-            win_rate=data.get("win_rate"),
-            win_rate_ci95=_interval_or_none(data.get("win_rate_ci95")),
-            best_response_payoff=data.get("best_response_payoff"),
-        )
-
 
 def _probe_readings(value: Any) -> bool:
     """``{target: reading}`` with each reading's numbers, intervals and counts of their types."""
@@ -244,45 +225,30 @@ def _probe_readings(value: Any) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NewestEntry(_Entry):
     """A learner's newest snapshot (an entry of ``newest``); the console and ``report`` show it."""
 
-    learner: str | None
+    learner: str | None = None
     """The learner, e.g. ``main_agent_0``."""
     id: str
     """Its newest snapshot, e.g. ``main_agent_0-v23``."""
-    role: str | None
+    role: str | None = None
     """Its role label."""
-    rating: float | None
+    rating: float | None = None
     """The snapshot's rating."""
-    rating_ci95: Interval | None
+    rating_ci95: Interval | None = None
     """That rating's 95% interval."""
-    meta_strategy: float | None
+    meta_strategy: float | None = None
     """Its mass in the meta-strategy."""
-    baseline: str | None
+    baseline: str | None = None
     """The strongest baseline (highest rating); null without baselines."""
-    win_rate: float | None
+    win_rate: float | None = None
     """The snapshot's mean outcome against that baseline; null if never played."""
-    win_rate_ci95: Interval | None
+    win_rate_ci95: Interval | None = None
     """That cell's 95% interval."""
-    games: int | None
+    games: int | None = None
     """The games behind ``win_rate``."""
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> NewestEntry:
-        return cls(
-            learner=data.get("learner"),
-            id=data["id"],
-            role=data.get("role"),
-            rating=data.get("rating"),
-            rating_ci95=_interval_or_none(data.get("rating_ci95")),
-            meta_strategy=data.get("meta_strategy"),
-            baseline=data.get("baseline"),
-            win_rate=data.get("win_rate"),
-            win_rate_ci95=_interval_or_none(data.get("win_rate_ci95")),
-            games=data.get("games"),
-        )
 
 
 def _newest(value: Mapping[str, Any]) -> bool:
@@ -508,7 +474,7 @@ class GenerationRecord:
             generation=generation,
             wall_s=round(work.wall_s, 3),
             env_steps=work.env_steps,
-            population=tuple(Member(i, r) for i, r in zip(stats.ids, stats.roles)),
+            population=tuple(Member(id=i, role=r) for i, r in zip(stats.ids, stats.roles)),
             meta_solver=stats.meta_solver,
             meta_strategy=dict(zip(stats.ids, [round(p, 6) for p in stats.meta_strategy.tolist()])),
             meta_entropy=stats.meta_entropy,

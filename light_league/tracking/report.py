@@ -105,7 +105,9 @@ def _over_snapshot(snapshot: PayoffSnapshot, record: GenerationRecord | None) ->
     return dataclasses.replace(
         record or GenerationRecord(generation=snapshot.generation),
         generation=snapshot.generation,
-        population=tuple(Member(a, r) for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)),
+        population=tuple(
+            Member(id=a, role=r) for a, r in zip(snapshot.agent_ids, snapshot.roles, strict=True)
+        ),
         meta_strategy=dict(zip(snapshot.agent_ids, map(float, snapshot.meta_strategy), strict=True)),
     )
 
