@@ -96,10 +96,12 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "config",
-        "the experiment config, assembled from every component's section",
+        "the experiment config, assembled from every component's section; the docs rendered from code",
         {
             "config": "ExperimentConfig, the typed config tree (pydantic); load_config()",
             "config_docs": "docs/configuration.md rendered from the config classes",
+            "doc_sections": "the sections of docs/ rendered from the code: the generation record's "
+            "fields, the layer table, this module map",
         },
     ),
     Layer(

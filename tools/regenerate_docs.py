@@ -17,8 +17,8 @@ block equals its rendering, so a number in the docs is the number in the files.
     python tools/regenerate_docs.py --capture league_run RUN_DIR   # copy a run's files, then rewrite
 
 The same commands rewrite (and ``--check`` checks) the sections generated from the code
-(``tools/doc_sections.py``: the generation record's fields in docs/metrics.md, the layer table and
-module map in docs/architecture.md); ``--only`` takes their names too.
+(``light_league/doc_sections.py``: the generation record's fields in docs/metrics.md, the layer
+table and module map in docs/architecture.md); ``--only`` takes their names too.
 
 Data sets and how to renew them:
 
@@ -65,12 +65,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
-for _path in (ROOT, ROOT / "tools"):  # this checkout's light_league; doc_sections beside this file
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-import doc_sections  # noqa: E402
-
+from light_league import doc_sections  # noqa: E402
 from light_league.run_reader import RunReader  # noqa: E402
 from light_league.tracking.console import final_lines, fraction, rating, summary_lines  # noqa: E402
 from light_league.tracking.logger import PayoffSnapshot  # noqa: E402

@@ -1,34 +1,20 @@
-"""The sections of docs/ generated from the code (tools/doc_sections.py) equal their rendering:
+"""The sections of docs/ generated from the code (light_league/doc_sections.py) equal their rendering:
 the generation record's fields in docs/metrics.md, the layer table and module map in
 docs/architecture.md."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from light_league import doc_sections as TOOL
 from light_league import layers
 from light_league.tracking.record import GenerationRecord
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("doc_sections", ROOT / "tools" / "doc_sections.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["doc_sections"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
 
 
 @pytest.mark.parametrize("section", TOOL.SECTIONS, ids=lambda s: s.name)
