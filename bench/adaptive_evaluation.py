@@ -51,12 +51,12 @@ from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.execution import build_executor
-from light_league.league.agent_pool import AgentType
 from light_league.rollout.episode import EvaluationResult, MatchResult
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
 from light_league.run_dir import RunDir
 from light_league.run_reader import RunReader
+from light_league.types import AgentType
 
 ROOT = Path(__file__).resolve().parents[1]
 

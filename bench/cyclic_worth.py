@@ -122,11 +122,11 @@ def measure(seed: int, config: str, payoff: np.ndarray, args: argparse.Namespace
         records = strategies.reader.records()
         curve = {name: [] for name in OUTPUTS}  # type: dict[str, list[tuple[float, float]]]
         for record in records:
-            gen, wall = int(record["generation"]), float(record["wall_s"])
+            gen, wall = record.generation, float(record.wall_s or 0.0)
             for name in OUTPUTS:
                 curve[name].append((wall, nash_conv(payoff, *strategies.output(name, gen))))
         result[side] = {"generations": len(records), "curves": curve}
-    last = {side: int(runs[side].reader.records()[-1]["generation"]) for side in SIDES}
+    last = {side: runs[side].reader.records()[-1].generation for side in SIDES}
     for name in OUTPUTS:
         result[f"{name}_vs_{name}"] = score(
             payoff,

@@ -43,7 +43,6 @@ from bench_output import machine_line
 
 from light_league.rollout.head_to_head import match
 from light_league.run_reader import RunReader
-from light_league.tracking.report import meta_nash_conv
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKS_S = (60, 120, 180, 300, 450, 600)
@@ -78,28 +77,25 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
     out.generations = len(records)
     if not records:
         return out
-    out.wall_s = float(records[-1]["wall_s"])
-    out.env_steps = int(records[-1]["env_steps"])
+    out.wall_s = float(records[-1].wall_s or 0.0)
+    out.env_steps = int(records[-1].env_steps or 0)
     nash_conv_s = 0.0
     for rec in records:
-        nash_conv_s += float(rec.get("timings", {}).get("exploitability", 0.0))
-        value = meta_nash_conv(rec)
-        clock = float(rec["wall_s"]) - nash_conv_s
-        if value is not None:
-            out.nash_conv.append((clock, value))
-        for key, values in (
-            ("main_nash_conv", out.main_nash_conv),
-            ("average_nash_conv", out.average_nash_conv),
+        nash_conv_s += float(rec.timings.get("exploitability", 0.0))
+        clock = float(rec.wall_s or 0.0) - nash_conv_s
+        for value, values in (
+            (rec.meta_nash_conv, out.nash_conv),
+            (rec.main_nash_conv, out.main_nash_conv),
+            (rec.average_nash_conv, out.average_nash_conv),
         ):
-            if rec.get(key) is not None:
-                values.append((clock, float(rec[key])))
-        roles = run.members(rec["generation"])
+            if value is not None:
+                values.append((clock, float(value)))
+        roles = rec.member_roles
         baselines = [pid for pid, role in roles.items() if role == "baseline"]
         if baselines:
-            table = run.payoff(rec["generation"])
+            table = run.payoff(rec.generation)
             ids = table.agent_ids
-            elo = rec.get("rating", rec.get("elo", {}))
-            best = max(baselines, key=lambda b: elo.get(b, 0.0))
+            best = max(baselines, key=lambda b: rec.rating.get(b, 0.0))
             mains = [pid for pid in ids if roles.get(pid) == "main_agent"]
             newest = mains[-1]
             out.best_baseline = best
@@ -119,7 +115,7 @@ def explain(run_dir: Path) -> None:
     run = RunReader(run_dir)
     previous: tuple[list[str], np.ndarray] | None = None
     for record in run.records():
-        table = run.payoff(record["generation"])
+        table = run.payoff(record.generation)
         ids, nash, rates = (
             table.agent_ids,
             table.meta_strategy,

@@ -120,17 +120,17 @@ def measure(config: str, generations: int, overrides: list[str], root: Path = RO
     records, ticks, log_bytes = run_league(config, generations, overrides, root)
     first, last = records[0], records[-1]
     span = len(records) - 1
-    wall = last["wall_s"] - first["wall_s"]
-    steps = last["env_steps"] - first["env_steps"]
+    wall = last.wall_s - first.wall_s
+    steps = last.env_steps - first.env_steps
     later = records[1:]
     return Figures(
         steps_per_s=steps / wall,
         steps=steps,
         wall=wall,
         per_gen=wall / span,
-        rollout=sum(r.get("train_split_s", {}).get("rollout", math.nan) for r in later) / span,
-        update=sum(r.get("train_split_s", {}).get("update", math.nan) for r in later) / span,
-        evaluate=sum(r["timings"].get("evaluate", 0.0) for r in later) / span,
+        rollout=sum(r.train_split_s.get("rollout", math.nan) for r in later) / span,
+        update=sum(r.train_split_s.get("update", math.nan) for r in later) / span,
+        evaluate=sum(r.timings.get("evaluate", 0.0) for r in later) / span,
         busy=(ticks[-1].busy - ticks[0].busy) / max(ticks[-1].total - ticks[0].total, 1),
         log_bytes=log_bytes / len(records),
     )

@@ -90,7 +90,7 @@ def measure(seed: int, args: argparse.Namespace) -> dict[str, Any]:
         "duel": duel,
         "fixed": fixed,
         "runs": {
-            kind: {"generations": len(r), "env_steps": int(r[-1]["env_steps"]), "wall_s": r[-1].get("wall_s")}
+            kind: {"generations": len(r), "env_steps": r[-1].env_steps, "wall_s": r[-1].wall_s}
             for kind, r in runs.items()
         },
         "seconds": round(time.perf_counter() - start, 1),
@@ -104,7 +104,7 @@ def snapshot_by(run: Path, mark_s: float) -> tuple[str, Any]:
     the run's clock: (member id, policy)."""
     from light_league.run_reader import RunReader
 
-    done = [int(r["generation"]) for r in RunReader(run).records() if float(r["wall_s"]) <= mark_s]
+    done = [r.generation for r in RunReader(run).records() if float(r.wall_s or 0.0) <= mark_s]
     if not done:
         raise SystemExit(f"{run} ended no generation by {mark_s:g} s; give later --marks")
     return main_snapshot(run, max(done))
@@ -178,14 +178,14 @@ def report(config: Path, readings: dict[int, dict[str, Any]], args: argparse.Nam
     print("\nThe league's newest main agent against the self-play run's:")
     rows = []
     for seed, r in readings.items():
-        runs = r["runs"]
+        sides = r["runs"]
         rows.append(
             [
                 str(seed),
                 cell(r["duel"]["score"], r["duel"]["score_ci95"]),
                 f"{r['league_main']} / {r['self_play_main']}",
-                f"{runs['league']['generations']}, {runs['league']['env_steps'] / 1e6:.1f} M / "
-                f"{runs['self_play']['generations']}, {runs['self_play']['env_steps'] / 1e6:.1f} M",
+                f"{sides['league']['generations']}, {sides['league']['env_steps'] / 1e6:.1f} M / "
+                f"{sides['self_play']['generations']}, {sides['self_play']['env_steps'] / 1e6:.1f} M",
             ]
         )
     duels = [r["duel"]["score"] for r in readings.values()]

@@ -29,7 +29,6 @@ from bench_output import recorded
 
 from light_league.algorithms import game_tree
 from light_league.run_reader import RunReader
-from light_league.tracking.report import least_exploitable_nash_conv, meta_nash_conv
 
 MARKS = (30, 60, 120, 180, 300, 450, 600)
 
@@ -46,19 +45,19 @@ def curves(path: Path) -> tuple[list[tuple[float, float]], list[tuple[float, flo
     env = run.config.env.name
     meta, best, spent, policies = [], [], 0.0, {}
     for rec in run.records():
-        solved = least_exploitable_nash_conv(rec)
-        meta.append((rec["wall_s"], meta_nash_conv(rec)))
+        solved = None if rec.least_exploitable is None else rec.least_exploitable_nash_conv
+        meta.append((rec.wall_s, rec.meta_nash_conv))
         if solved is not None:
-            best.append((rec["wall_s"], solved))
+            best.append((rec.wall_s, solved))
             continue
-        ids = list(run.members(rec["generation"]))
+        ids = list(rec.member_roles)
         for pid in ids:
             if pid not in policies:
                 policies[pid] = run.policy(pid)
         began = time.perf_counter()
         result = game_tree.least_exploitable(env, [policies[pid] for pid in ids])
         spent += time.perf_counter() - began
-        best.append((rec["wall_s"] + spent, result.nash_conv))
+        best.append((rec.wall_s + spent, result.nash_conv))
     return meta, best, spent
 
 

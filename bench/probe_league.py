@@ -72,7 +72,7 @@ def main_agent_steps(run: Path) -> int:
     from light_league.run_reader import RunReader
 
     records = RunReader(run).records()
-    return sum(int(t["env_steps"]) for r in records for t in r["tasks"] if t["role"] == "main_agent")
+    return sum(t.env_steps for r in records for t in r.tasks if t.role == "main_agent")
 
 
 def direct_learner(config: Path, league: Path, baseline: str, seed: int, work: Path) -> Path:
@@ -197,7 +197,7 @@ def report(config: Path, readings: dict[int, dict[str, dict[str, Any]]], args: a
     rows = []
     for seed, per in readings.items():
         runs = [RunReader(args.work / f"{kind}_s{seed}").records() for kind in ("league", "self_play")]
-        sizes = " / ".join(f"{len(r)}, {r[-1]['env_steps'] / 1e6:.1f} M" for r in runs)
+        sizes = " / ".join(f"{len(r)}, {r[-1].env_steps / 1e6:.1f} M" for r in runs)
         rows.append([str(seed), *(cell(per[t]) for t in TARGETS), sizes])
     for label, fn in (("mean", np.mean), ("worst", np.max)):
         rows.append(

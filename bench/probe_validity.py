@@ -71,14 +71,12 @@ def candidates(runs: list[Path], every: int) -> list[Candidate]:
         records = run.records()
         picked = records[::every] + ([records[-1]] if (len(records) - 1) % every else [])
         for record in picked:
-            gen = int(record["generation"])
+            gen = record.generation
             mixtures = {"meta": run.target("meta", gen).weights}
             if any(r == "main_agent" for r in run.members(gen).values()):
                 mixtures["main"] = run.target("main", gen).weights
-            if isinstance(record.get("least_exploitable"), dict):
-                mixtures["least_exploitable"] = {
-                    k: v for k, v in record["least_exploitable"].items() if v > 0
-                }
+            if record.least_exploitable is not None:
+                mixtures["least_exploitable"] = {k: v for k, v in record.least_exploitable.items() if v > 0}
             else:
                 members = list(run.members(gen))
                 solved = game_tree.least_exploitable(env_name, list(run.policies(members).values()))

@@ -64,12 +64,12 @@ def run_ours(seconds: float, scratch: Path) -> dict[str, Any]:
     if done.returncode != 0:
         raise SystemExit(f"our run failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
     last = RunReader(run_dir).record()
-    steps, wall = int(last["env_steps"]), float(last["wall_s"])
+    steps, wall = int(last.env_steps or 0), float(last.wall_s or 0.0)
     return {
         "env_steps": steps,
         "seconds": wall,
         "env_steps_per_s": steps / wall,
-        "generations": last["generation"] + 1,
+        "generations": last.generation + 1,
     }
 
 

@@ -51,7 +51,7 @@ def generation_seconds(tensorboard: bool, generations: int, scratch: Path) -> tu
     ]
     subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     records = RunReader(run_dir).records()
-    walls = [float(r["wall_s"]) for r in records]
+    walls = [float(r.wall_s or 0.0) for r in records]
     drawn = run_dir / "tensorboard" / "charts_written.txt"
     with_images = len(set(drawn.read_text().split())) if drawn.exists() else 0
     return [b - a for a, b in zip(walls, walls[1:])], with_images

@@ -14,7 +14,6 @@ from typing import ClassVar
 from pydantic import Field
 
 from light_league.config_base import Section
-from light_league.league.agent_pool import AgentType
 from light_league.scheduling import (
     GenerationDecisions,
     LeagueView,
@@ -22,6 +21,7 @@ from light_league.scheduling import (
     TaskScheduler,
     TrainingTask,
 )
+from light_league.types import AgentType
 
 
 class HardestFirstConfig(Section):

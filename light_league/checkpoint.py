@@ -26,13 +26,14 @@ from typing import Any
 import torch
 
 from light_league.agents.agent_manager import AgentManager
+from light_league.agents.match_database import record_generation
 from light_league.data_buffer.policy_files import load_policy_files
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import CorruptFileError
 from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
-from light_league.league.match_database import record_generation
 from light_league.run_dir import RunDir, safe_name
 from light_league.scheduling.task_scheduler import TaskScheduler
+from light_league.tracking.record import generation_of
 from light_league.training.component import LearnerComponent
 from light_league.training.training_manager import TrainingManager
 from light_league.types import AgentType
@@ -270,8 +271,8 @@ def _check_generations(ck: Checkpointer, gen: int) -> None:
     torn last line is fine (cut on resume), a lost or damaged committed line is not."""
     path = ck.run_dir.generations
     count = 0
-    for lineno, record in enumerate(ck.generations_log, start=1):
-        value = record.get("generation") if isinstance(record, dict) else None
+    for lineno, line in enumerate(ck.generations_log, start=1):
+        value = generation_of(line)
         if count < gen and value != count:
             raise CorruptFileError(
                 f"{path} line {lineno} is not the record of generation {count} (found {value!r}); "

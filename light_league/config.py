@@ -324,7 +324,7 @@ class AveragePolicySection(Section):
 
 
 class LeagueSection(Section):
-    """Population bookkeeping (AgentManager)."""
+    """The population and its meta-game, whatever the scheduler (AgentManager)."""
 
     pool_max_size: int = Field(500, ge=2, le=1_000_000)
     """Most frozen members kept (oldest non-baseline evicted first)."""

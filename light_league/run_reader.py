@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy
@@ -24,7 +23,8 @@ from light_league.errors import LeagueError, did_you_mean
 from light_league.evaluation.probe import TARGETS, ProbeTarget
 from light_league.run_dir import RunDir
 from light_league.tracking.logger import PayoffSnapshot
-from light_league.tracking.report import load_payoff_snapshot, read_generations
+from light_league.tracking.record import GenerationRecord, read_generations
+from light_league.tracking.report import load_payoff_snapshot
 from light_league.types import newest_main
 
 
@@ -52,11 +52,11 @@ class RunReader:
         """The run's resolved config (``config.yaml``), with this reader's overrides."""
         return load_config(self.run_dir.config, self.overrides)
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[GenerationRecord]:
         """The completed generations' records, oldest first."""
         return read_generations(self.root)
 
-    def record(self, generation: int | None = None) -> dict[str, Any]:
+    def record(self, generation: int | None = None) -> GenerationRecord:
         """One completed generation's record (None: the last one)."""
         records = self.records()
         if not records:
@@ -64,9 +64,9 @@ class RunReader:
         if generation is None:
             return records[-1]
         for record in records:
-            if record["generation"] == generation:
+            if record.generation == generation:
                 return record
-        first, last = records[0]["generation"], records[-1]["generation"]
+        first, last = records[0].generation, records[-1].generation
         raise LeagueError(
             f"{self.root} has no completed generation {generation} (completed: {first}-{last}); "
             f"pass --generation from {first} to {last}"
@@ -74,18 +74,15 @@ class RunReader:
 
     def members(self, generation: int | None = None) -> dict[str, str]:
         """``{member id: role}`` of the population at the end of ``generation``."""
-        population = self.record(generation).get("population")
-        if not isinstance(population, list):
-            raise LeagueError(f"{self.run_dir.generations}: generation {generation} has no population list")
-        return {str(m["id"]): str(m["role"]) for m in population}
+        return self.record(generation).member_roles
 
     def joined(self) -> dict[str, tuple[str, int]]:
         """``{member id: (role, the generation it joined in)}`` of every member the completed
         generations list, in the order they joined."""
         out: dict[str, tuple[str, int]] = {}
         for record in self.records():
-            for member in record.get("population", []):
-                out.setdefault(str(member["id"]), (str(member["role"]), int(record["generation"])))
+            for member in record.population:
+                out.setdefault(member.id, (member.role, record.generation))
         return out
 
     def payoff(self, generation: int | None = None) -> PayoffSnapshot:
@@ -103,8 +100,8 @@ class RunReader:
         """``main`` (the newest snapshot of each main agent, equally weighted), ``meta`` (the
         generation's meta-strategy) or one member id, at ``generation`` (None: the last completed)."""
         record = self.record(generation)
-        gen = int(record["generation"])
-        members = self.members(gen)
+        gen = record.generation
+        members = record.member_roles
         if name == "main":
             weights = newest_main(list(members), list(members.values()))
             if not weights:
@@ -113,10 +110,9 @@ class RunReader:
                     f"{', '.join(sorted(set(members.values())))}); use --target meta or a member id"
                 )
         elif name == "meta":
-            meta = record.get("meta_strategy")  # read_generations gives it its one name
-            if not isinstance(meta, dict) or not meta:
+            if not record.meta_strategy:
                 raise LeagueError(f"{self.run_dir.generations}: generation {gen} has no meta_strategy")
-            weights = {str(k): float(w) for k, w in meta.items() if float(w) > 0}
+            weights = {k: float(w) for k, w in record.meta_strategy.items() if w > 0}
         elif name in members:
             weights = {name: 1.0}
         else:

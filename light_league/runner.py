@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
 
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
@@ -28,13 +27,19 @@ from light_league.errors import LeagueError
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.evaluation.probe import Probe, ProbeTarget, probe_summary, save_probe
 from light_league.execution import Executor, Handle
-from light_league.game_theory.elo import Z95
 from light_league.run_dir import RunDir
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.seeding import derive_seed as derive_seed  # its former home
 from light_league.tracking.console import Console, final_lines, leaderboard_markdown, start_line
 from light_league.tracking.headline import headline_scalars
-from light_league.tracking.logger import LEADERBOARD_TAG, MetricLogger, PayoffSnapshot, newest_entries
+from light_league.tracking.logger import LEADERBOARD_TAG, MetricLogger, PayoffSnapshot
+from light_league.tracking.record import (
+    GenerationRecord,
+    GenerationWork,
+    Measurements,
+    ProbeReading,
+    latest_probes,
+)
 from light_league.tracking.report import load_payoff_snapshot, save_payoff_snapshot
 from light_league.training.average import AveragePolicy
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
@@ -104,9 +109,9 @@ class Runner:
         #: the meta-strategy distilled into one network each generation (``league.average_policy``)
         self.average = average
         #: the generation's measurements of what the league hands over (exact NashConv, probes)
-        self.measured: dict[str, Any] = {}
-        #: the latest probe reading per target, ``{"main": {...}, "meta": {...}}`` (a record's ``probe``)
-        self.latest_probe: dict[str, dict[str, Any]] = _latest_probes(self.generations_log)
+        self.measured = Measurements()
+        #: the latest probe reading per target, ``{"main": ..., "meta": ...}`` (a record's ``probe``)
+        self.latest_probe: dict[str, ProbeReading] = latest_probes(self.generations_log)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -159,11 +164,9 @@ class Runner:
         last = collections.deque(self.generations_log, maxlen=1)
         if not last:
             return
-        record = last[0]
+        record = GenerationRecord.from_json(last[0], where=f"{self.run_dir.generations} (last line)")
         try:
-            snapshot: PayoffSnapshot | None = load_payoff_snapshot(
-                self.run_dir.root, int(record["generation"])
-            )
+            snapshot: PayoffSnapshot | None = load_payoff_snapshot(self.run_dir.root, record.generation)
         except LeagueError:
             snapshot = None
         self.console.final(final_lines(_explain(reason, self.config), record, snapshot))
@@ -189,37 +192,46 @@ class Runner:
             with timer("average"):  # an output the run makes: on its clock
                 self._update_average(gen, stats)
         self.measured = self._measure(gen, stats, timer)
-        self.last_nash_conv = self.measured.get("meta_nash_conv")
+        self.last_nash_conv = self.measured.meta_nash_conv
         self.evaluation.keep_members(stats.ids)
         self.env_steps += sum(outcome.env_steps.values()) + summary.env_steps
         with timer("checkpoint"):
             record = self._finish(gen, tasks, outcome, stats, timer)
-        self.console.summary(gen, {**record, "latest_probe": self.latest_probe})
+        self.console.summary(gen, record, latest_probe=self.latest_probe)
         return dict(timer.seconds)
 
-    def _measure(self, gen: int, stats: LeagueStats, timer: Timer) -> dict[str, Any]:
+    def _measure(self, gen: int, stats: LeagueStats, timer: Timer) -> Measurements:
         """How exploitable the newest main agent and the meta-strategy are: exactly where the game
         allows, and by the probe in the generations ``evaluation.probe.every`` names. Measurements
         only: nothing here feeds back into training or the meta-strategy."""
         main = newest_main(stats.ids, stats.roles)
+        average: dict[str, float] | None = None
+        average_nash_conv = least_nash_conv = None
+        least: dict[str, float] | None = None
+        probe: dict[str, ProbeReading] | None = None
         with timer("exploitability"):
-            out: dict[str, Any] = dict(self.evaluation.exploitability(stats, main))
+            exact = self.evaluation.exploitability(stats, main)
             if self.average is not None and self.average.policy is not None:
-                out["average"] = {k: round(v, 6) for k, v in self.average.last.items()}
-                value = self.evaluation.policy_nash_conv(self.average.policy)
-                if value is not None:
-                    out["average_nash_conv"] = value
+                average = {k: round(v, 6) for k, v in self.average.last.items()}
+                average_nash_conv = self.evaluation.policy_nash_conv(self.average.policy)
         if self.evaluation.least_exploitable:
             with timer("least_exploitable"):  # an analysis the config asked for, on the run's clock
-                mixture, value = self.evaluation.least_exploitable_mixture(stats.ids)
-            out["least_exploitable"] = {k: round(v, 6) for k, v in mixture.items()}
-            out["least_exploitable_nash_conv"] = value
+                mixture, least_nash_conv = self.evaluation.least_exploitable_mixture(stats.ids)
+            least = {k: round(v, 6) for k, v in mixture.items()}
         every = self.config.evaluation.probe.every
         if self.probe is not None and every and (gen + 1) % every == 0:
             with timer("probe"):
-                out["probe"] = self._probes(gen, stats, main)
-            self.latest_probe.update(out["probe"])
-        return out
+                probe = self._probes(gen, stats, main)
+            self.latest_probe.update(probe)
+        return Measurements(
+            meta_nash_conv=exact.meta,
+            main_nash_conv=exact.main,
+            average=average,
+            average_nash_conv=average_nash_conv,
+            least_exploitable=least,
+            least_exploitable_nash_conv=least_nash_conv,
+            probe=probe,
+        )
 
     def _update_average(self, gen: int, stats: LeagueStats) -> None:
         """Distil this generation's meta-strategy into the average policy (starting, the first
@@ -232,11 +244,11 @@ class Runner:
         start = self.evaluation.member_entry(next(iter(main)))
         self.average.update(gen, self.evaluation.member_policies(list(weights)), weights, start)
 
-    def _probes(self, gen: int, stats: LeagueStats, main: dict[str, float]) -> dict[str, dict[str, Any]]:
+    def _probes(self, gen: int, stats: LeagueStats, main: dict[str, float]) -> dict[str, ProbeReading]:
         """One probe per ``evaluation.probe.targets`` entry; its JSON also goes to ``exploit/``."""
         assert self.probe is not None
         targets = {"main": main, "meta": dict(zip(stats.ids, stats.meta_strategy.tolist()))}
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, ProbeReading] = {}
         for name in self.config.evaluation.probe.targets:
             weights = {k: w for k, w in targets[name].items() if w > 0}
             if not weights:
@@ -248,7 +260,7 @@ class Runner:
                     target, self.evaluation.member_policies(list(weights)), seed=seed, progress=progress
                 )
             save_probe(self.run_dir.root, result)
-            out[name] = probe_summary(result)
+            out[name] = ProbeReading.from_json(probe_summary(result))
         return out
 
     def apply(self, decisions: GenerationDecisions) -> list[AgentRecord]:
@@ -288,68 +300,36 @@ class Runner:
     # ------------------------------------------------------------------ logging and checkpoint
     def _finish(
         self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
-    ) -> dict[str, Any]:
+    ) -> GenerationRecord:
         """Record, log and checkpoint the generation (the resume point), and advance the league."""
         snapshot = payoff_snapshot(gen, stats)
         save_payoff_snapshot(self.run_dir.root, snapshot)
-        record = self._record(gen, tasks, outcome, stats, timer)
-        record["newest"] = newest_entries(snapshot, record["rating"], record["rating_ci95"])
+        work = GenerationWork(
+            wall_s=self.wall_s(),
+            env_steps=self.env_steps,
+            tasks=tasks,
+            trained_steps=outcome.env_steps,
+            rollout_s=outcome.rollout_s,
+            update_s=outcome.update_s,
+            timings=timer.seconds,
+            games=self.agents.games_this_generation,
+            # evaluation.shared_games: the fewest effective games any member keeps in either seat
+            shared_effective_games=self.evaluation.shared_effective_games,
+        )
+        record = GenerationRecord.build(
+            gen, stats=stats, snapshot=snapshot, work=work, measured=self.measured
+        )
         self._log(snapshot, record, outcome, stats)
         self.agents.advance()
-        self.checkpointer.save(self.counters(), record)
+        self.checkpointer.save(self.counters(), record.to_json())
         return record
 
     def counters(self) -> RunCounters:
         """The run's own state a checkpoint keeps."""
         return RunCounters(self.env_steps, self.wall_s(), self.last_nash_conv)
 
-    def _record(
-        self, gen: int, tasks: list[TrainingTask], outcome: TrainingOutcome, stats: LeagueStats, timer: Timer
-    ) -> dict[str, Any]:
-        """The generation's line of ``generations.jsonl`` (without ``newest``)."""
-        train_steps = sum(outcome.env_steps.values())
-        record: dict[str, Any] = {
-            "generation": gen,
-            "wall_s": round(self.wall_s(), 3),
-            "env_steps": self.env_steps,
-            "population": [{"id": i, "role": r} for i, r in zip(stats.ids, stats.roles)],
-            **_meta_record(stats),
-            "rating": {k: round(v, 2) for k, v in stats.rating.items()},
-            "rating_anchor": None if stats.rating_anchor is None else stats.rating_anchor[0],
-            "rating_ci95": {
-                k: [
-                    round(v - Z95 * stats.rating_se.get(k, 0.0), 1),
-                    round(v + Z95 * stats.rating_se.get(k, 0.0), 1),
-                ]
-                for k, v in stats.rating.items()
-            },
-            "elo_sequential": {k: round(v, 2) for k, v in stats.elo.items()},
-            "diversity": stats.diversity,
-            "games": dict(self.agents.games_this_generation),
-            "tasks": [
-                {
-                    "learner": t.learner_id,
-                    "role": t.role.value,
-                    "weighting": t.weighting,
-                    "env_steps": outcome.env_steps.get(t.learner_id, 0),
-                    "opponents": {k: round(v, 4) for k, v in t.opponents.items()},
-                    "info": t.info,  # e.g. the league's branch masses and fallbacks taken
-                }
-                for t in tasks
-            ],
-            "env_steps_per_s": train_steps / max(outcome.rollout_s, 1e-9) if train_steps else 0.0,
-            "timings": {k: round(v, 3) for k, v in timer.seconds.items()},
-            # the train phase split: waiting for rollouts, and the learners' updates
-            "train_split_s": {"rollout": round(outcome.rollout_s, 3), "update": round(outcome.update_s, 3)},
-        }
-        if (effective := self.evaluation.shared_effective_games) is not None:
-            # evaluation.shared_games: the fewest effective games any member keeps in either seat
-            record["shared_effective_games"] = round(effective, 1)
-        record.update(self.measured)
-        return record
-
     def _log(
-        self, snapshot: PayoffSnapshot, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
+        self, snapshot: PayoffSnapshot, record: GenerationRecord, outcome: TrainingOutcome, stats: LeagueStats
     ) -> None:
         self.logger.log_payoff(snapshot)
         self.logger.log_text(
@@ -361,14 +341,14 @@ class Runner:
         self.logger.flush()
 
     def _scalars(
-        self, snapshot: PayoffSnapshot, record: dict[str, Any], outcome: TrainingOutcome, stats: LeagueStats
+        self, snapshot: PayoffSnapshot, record: GenerationRecord, outcome: TrainingOutcome, stats: LeagueStats
     ) -> dict[str, float]:
         out: dict[str, float] = {
             "league/population_size": float(len(stats.ids)),
-            "rollout/env_steps_per_s": float(record["env_steps_per_s"]),
+            "rollout/env_steps_per_s": float(record.env_steps_per_s or 0.0),
             "rollout/env_steps": float(self.env_steps),
         }
-        out.update(headline_scalars(snapshot, record["rating"], record["rating_ci95"]))
+        out.update(headline_scalars(snapshot, record.rating, record.rating_ci95))
         out.update(_meta_scalars(stats))
         if stats.diversity is not None:
             out["league/diversity_score"] = float(stats.diversity)
@@ -379,9 +359,9 @@ class Runner:
             for k, v in metrics.items():
                 out[f"train/{lid}/{k}"] = v
         out.update(self.scheduler.metrics(self.agents, outcome.results))
-        for phase, secs in record["timings"].items():
+        for phase, secs in record.timings.items():
             out[f"timing/{phase}_s"] = secs
-        for part, secs in record["train_split_s"].items():
+        for part, secs in record.train_split_s.items():
             out[f"timing/train_{part}_s"] = secs
         return out
 
@@ -403,23 +383,6 @@ def _explain(reason: str, config: ExperimentConfig) -> str:
     if reason.startswith("stop.target_nash_conv"):
         return f"{reason} (the meta-strategy's exact NashConv reached it)"
     return reason
-
-
-def _meta_record(stats: LeagueStats) -> dict[str, Any]:
-    """The meta-strategy's part of a generation record (solver, mixture, entropy, stability)."""
-    meta = stats.meta_strategy
-    out: dict[str, Any] = {
-        "meta_solver": stats.meta_solver,
-        "meta_strategy": dict(zip(stats.ids, [round(p, 6) for p in meta.tolist()])),
-        "meta_entropy": stats.meta_entropy,
-    }
-    if stats.stability is not None:
-        out["meta_stability"] = {
-            "tv_mean": round(stats.stability.tv_mean, 6),
-            "draws": stats.stability.draws,
-            "support": dict(zip(stats.ids, [round(p, 4) for p in stats.stability.support.tolist()])),
-        }
-    return out
 
 
 def _meta_scalars(stats: LeagueStats) -> dict[str, float]:
@@ -447,38 +410,27 @@ def _member_scalars(stats: LeagueStats) -> dict[str, float]:
 
 
 def _exploitability_scalars(
-    measured: dict[str, Any], latest_probe: dict[str, dict[str, Any]]
+    measured: Measurements, latest_probe: Mapping[str, ProbeReading]
 ) -> dict[str, float]:
     """``exploitability/main_nash_conv`` and ``exploitability/meta_nash_conv`` where exact, the
     least exploitable mixture's NashConv where asked for, and the latest probe of each target
     (``probe/<target>/win_rate`` and the rest; logged every generation, so the curve is flat
     between probes)."""
-    out = {
-        f"exploitability/{key}": float(measured[key])
-        for key in ("main_nash_conv", "meta_nash_conv", "average_nash_conv", "least_exploitable_nash_conv")
-        if measured.get(key) is not None
-    }
+    out = {f"exploitability/{key}": value for key, value in measured.nash_convs().items()}
     for target, reading in latest_probe.items():
-        for key in ("win_rate", "payoff", "best_response_payoff"):
-            if reading.get(key) is not None:
-                out[f"probe/{target}/{key}"] = float(reading[key])
-        if reading.get("win_rate") is not None and reading.get("win_rate_ci95"):
-            low, high = reading["win_rate_ci95"]
+        values = (
+            ("win_rate", reading.win_rate),
+            ("payoff", reading.payoff),
+            ("best_response_payoff", reading.best_response_payoff),
+        )
+        out.update({f"probe/{target}/{key}": float(value) for key, value in values if value is not None})
+        if reading.win_rate is not None and reading.win_rate_ci95:
+            low, high = reading.win_rate_ci95
             out[f"probe/{target}/win_rate_low"], out[f"probe/{target}/win_rate_high"] = (
                 float(low),
                 float(high),
             )
     return out
-
-
-def _latest_probes(log: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The latest probe reading of each target in the run's records (a resumed run goes on showing it)."""
-    latest: dict[str, dict[str, Any]] = {}
-    for record in log:
-        probe = record.get("probe") if isinstance(record, dict) else None
-        if isinstance(probe, dict):
-            latest.update({k: v for k, v in probe.items() if isinstance(v, dict)})
-    return latest
 
 
 def payoff_snapshot(gen: int, stats: LeagueStats) -> PayoffSnapshot:

@@ -4,7 +4,7 @@ League members and role labels (:class:`AgentType`, :class:`AgentRecord`), finis
 (:class:`MatchResult`) and behaviour samples (:class:`Behaviour`), and what a scheduler asks for
 (:class:`LearnerSetup`, :class:`TrainingTask`, :class:`GenerationDecisions`). Plain data: this
 module imports nothing from the framework. The modules that first defined them
-(``league.agent_pool``, ``rollout.episode``, ``scheduling.task_scheduler``) re-export them.
+(``agents.agent_pool``, ``rollout.episode``, ``scheduling.task_scheduler``) re-export them.
 """
 
 from __future__ import annotations

@@ -27,25 +27,23 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # this checkout's light_league, not another one installed in the env
     sys.path.insert(0, str(ROOT))
 
-from light_league.tracking.report import read_generations_file  # noqa: E402
+from light_league.tracking.record import GenerationRecord, read_generations_file  # noqa: E402
 
 #: fields of a generation record that are clock readings
 WALL_TIME_FIELDS = ("wall_s", "env_steps_per_s", "timings", "train_split_s")
 
 
-def load(path: Path) -> list[dict[str, Any]]:
+def load(path: Path) -> list[GenerationRecord]:
     return read_generations_file(path)
 
 
-def comparable(record: dict[str, Any], other: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``record`` without its wall-time fields (and without ``meta_stability`` when ``other``'s
-    was computed from a different number of draws)."""
-    out = {k: v for k, v in record.items() if k not in WALL_TIME_FIELDS}
-    if other is not None:
-        mine, theirs = record.get("meta_stability"), other.get("meta_stability")
-        if isinstance(mine, dict) and isinstance(theirs, dict) and mine.get("draws") != theirs.get("draws"):
-            out.pop("meta_stability", None)
-    return out
+def comparable(record: GenerationRecord, other: GenerationRecord | None = None) -> dict[str, Any]:
+    """``record`` as JSON without its wall-time fields (and without ``meta_stability`` when
+    ``other``'s was computed from a different number of draws)."""
+    mine, theirs = record.meta_stability, None if other is None else other.meta_stability
+    differ = mine is not None and theirs is not None and mine.draws != theirs.draws
+    skipped = (*WALL_TIME_FIELDS, *(("meta_stability",) if differ else ()))
+    return {k: v for k, v in record.to_json().items() if k not in skipped}
 
 
 def _diff(a: Any, b: Any, path: str, out: list[str], rtol: float) -> None:
@@ -68,7 +66,7 @@ def _diff(a: Any, b: Any, path: str, out: list[str], rtol: float) -> None:
         out.append(f"{path}: {a!r} != {b!r}")
 
 
-def differences(a: list[dict[str, Any]], b: list[dict[str, Any]], rtol: float = 0.0) -> list[str]:
+def differences(a: list[GenerationRecord], b: list[GenerationRecord], rtol: float = 0.0) -> list[str]:
     """Every difference between two runs' generation records, wall-time fields ignored; floats
     within ``rtol`` of each other (relative) count as equal."""
     out: list[str] = []

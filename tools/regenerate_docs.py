@@ -16,6 +16,10 @@ block equals its rendering, so a number in the docs is the number in the files.
     python tools/regenerate_docs.py --list                # figures, their doc and data set
     python tools/regenerate_docs.py --capture league_run RUN_DIR   # copy a run's files, then rewrite
 
+The same commands rewrite (and ``--check`` checks) the sections generated from the code
+(``light_league/doc_sections.py``: the generation record's fields in docs/metrics.md, the layer
+table and module map in docs/architecture.md); ``--only`` takes their names too.
+
 Data sets and how to renew them:
 
 - ``league_run``: ``python main.py --config expr_configs/league.yaml --run-dir runs/docs_league``,
@@ -46,6 +50,7 @@ Data sets and how to renew them:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -63,10 +68,12 @@ DATA = DOCS / "data"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from light_league import doc_sections  # noqa: E402
 from light_league.run_reader import RunReader  # noqa: E402
 from light_league.tracking.console import final_lines, fraction, rating, summary_lines  # noqa: E402
-from light_league.tracking.logger import PayoffSnapshot, newest_entries  # noqa: E402
-from light_league.tracking.report import meta_nash_conv, payoff_path, read_generations  # noqa: E402
+from light_league.tracking.logger import PayoffSnapshot  # noqa: E402
+from light_league.tracking.record import GenerationRecord, newest_entries, read_generations  # noqa: E402
+from light_league.tracking.report import payoff_path  # noqa: E402
 
 BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4", "scripted_l5")
 
@@ -82,7 +89,7 @@ class Figure:
 # ---------------------------------------------------------------------------- data sets
 
 
-def capture_run(run_dir: Path, out: Path, payoff: bool = True) -> list[dict[str, Any]]:
+def capture_run(run_dir: Path, out: Path, payoff: bool = True) -> list[GenerationRecord]:
     """Copy a run's records, manifest, config and (``payoff``) last payoff table into ``out``; the records."""
     run = RunReader(run_dir)
     records = run.records()
@@ -94,7 +101,7 @@ def capture_run(run_dir: Path, out: Path, payoff: bool = True) -> list[dict[str,
     for path in (run.run_dir.generations, run.run_dir.manifest, run.run_dir.config):
         shutil.copyfile(path, out / path.name)
     if payoff:
-        shutil.copyfile(payoff_path(run.root, records[-1]["generation"]), out / "last_payoff.json")
+        shutil.copyfile(payoff_path(run.root, records[-1].generation), out / "last_payoff.json")
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "captured_from": str(run_dir)}
     (out / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
     return records
@@ -107,8 +114,8 @@ def capture_league_run(run_dir: Path, out: Path) -> None:
     run = RunReader(run_dir)
     rows = []
     for record in records:
-        snapshot = run.payoff(record["generation"])
-        rows.append({"generation": record["generation"], "newest": _newest_vs_baselines(snapshot)})
+        snapshot = run.payoff(record.generation)
+        rows.append({"generation": record.generation, "newest": _newest_vs_baselines(snapshot)})
     (out / "newest_vs_baselines.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -117,9 +124,9 @@ def _newest_vs_baselines(snapshot: PayoffSnapshot) -> dict[str, dict[str, float 
     index = {agent: i for i, agent in enumerate(snapshot.agent_ids)}
     out: dict[str, dict[str, float | None]] = {}
     for entry in newest_entries(snapshot, {}):
-        i = index[entry["id"]]
+        i = index[entry.id]
         rates = {b: float(snapshot.win_rates[i, index[b]]) for b in BASELINES if b in index}
-        out[entry["id"]] = {b: None if r != r else round(r, 4) for b, r in rates.items()}
+        out[entry.id] = {b: None if r != r else round(r, 4) for b, r in rates.items()}
     return out
 
 
@@ -156,35 +163,35 @@ def _provenance(data: Path) -> str:
 def render_league_run_table(data: Path) -> str:
     """The league.yaml run, generation by generation: the main agent's newest snapshot."""
     records = read_generations(data)
-    vs = {r["generation"]: r["newest"] for r in _jsonl(data / "newest_vs_baselines.jsonl")}
+    vs = {versus["generation"]: versus["newest"] for versus in _jsonl(data / "newest_vs_baselines.jsonl")}
     head = "| gen | wall s | env steps | members | newest main | Elo | " + " | ".join(
         f"vs {b.replace('scripted_', '')}" for b in BASELINES
     )
     lines = [
         _provenance(data),
-        f"{len(records)} generations; the last ended {records[-1]['wall_s']:.0f} s after the start.",
+        f"{len(records)} generations; the last ended {records[-1].wall_s:.0f} s after the start.",
         "",
         head + " | meta-strategy (mass ≥ 0.05) | its entropy |",
         "|---:|---:|---:|---:|---|---:|" + "---:|" * len(BASELINES) + "---|---:|",
     ]
     for r in records:
-        newest = {k: v for k, v in vs[r["generation"]].items() if k.startswith("main_agent")}
+        newest = {k: v for k, v in vs[r.generation].items() if k.startswith("main_agent")}
         main, rates = next(iter(newest.items())) if newest else ("-", {})
-        support = sorted(((p, a) for a, p in r["meta_strategy"].items() if p >= 0.05), reverse=True)
-        rest = sum(r["meta_strategy"].values()) - sum(p for p, _ in support)
+        support = sorted(((p, a) for a, p in r.meta_strategy.items() if p >= 0.05), reverse=True)
+        rest = sum(r.meta_strategy.values()) - sum(p for p, _ in support)
         mixture = ", ".join(f"{a} {p:.2f}" for p, a in support) + (
             f"; the rest {rest:.2f}" if rest >= 0.005 else ""
         )
         cells = [
-            str(r["generation"]),
-            f"{r['wall_s']:.0f}",
-            f"{r['env_steps']:,}",
-            str(len(r["population"])),
+            str(r.generation),
+            f"{r.wall_s:.0f}",
+            f"{r.env_steps:,}",
+            str(len(r.population)),
             main.split("-")[-1],
-            rating(r.get("rating", r.get("elo", {})).get(main)),
+            rating(r.rating.get(main)),
             *(fraction(rates.get(b)) for b in BASELINES),
             mixture,
-            fraction(r["meta_entropy"]),
+            fraction(r.meta_entropy),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -192,20 +199,18 @@ def render_league_run_table(data: Path) -> str:
 
 def render_league_run_console(data: Path) -> str:
     """The plain console summary of the run's last generation (``summary_top_k=4``)."""
-    records = read_generations(data)
-    record = dict(records[-1])
-    if "newest" not in record:  # runs before the field existed: the same entries from the payoff file
-        record["newest"] = newest_entries(
-            _snapshot(data / "last_payoff.json"), record.get("rating", record.get("elo", {}))
-        )
-    body = "\n".join(summary_lines(record["generation"], record, top_k=4))
+    record = read_generations(data)[-1]
+    if not record.newest:  # runs before the field existed: the same entries from the payoff file
+        newest = newest_entries(_snapshot(data / "last_payoff.json"), record.rating)
+        record = dataclasses.replace(record, newest=newest)
+    body = "\n".join(summary_lines(record.generation, record, top_k=4))
     return (
-        f"```\n{body}\n```\n\n(generation {record['generation']}, the last of the measured `league.yaml` run, "
+        f"```\n{body}\n```\n\n(generation {record.generation}, the last of the measured `league.yaml` run, "
         f"`logging.console=plain`, `summary_top_k=4`."
         + (
             ""
-            if "rating" in records[-1]
-            else " That run predates the fitted rating: its column shows the sequential Elo."
+            if record.rating_ci95
+            else " That run predates the fitted rating's intervals: its column shows no interval."
         )
         + f" {_provenance(data)})"
     )
@@ -218,7 +223,7 @@ def render_league_run_screenshot(data: Path) -> str:
         ((p, a) for a, p in zip(snapshot.agent_ids, snapshot.meta_strategy, strict=True) if p >= 5e-4),
         reverse=True,
     )
-    newest = [e["id"] for e in newest_entries(snapshot, {}) if e["role"] == "main_agent"]
+    newest = [e.id for e in newest_entries(snapshot, {}) if e.role == "main_agent"]
     return (
         f"(Generation {snapshot.generation} of the `league.yaml` run in [league.md](league.md), "
         f"{snapshot.size} members, TensorBoard at its default settings in headless Chromium, 1000 x 900 CSS "
@@ -238,7 +243,7 @@ def render_league_run_final(data: Path) -> str:
     records = read_generations(data)
     last = records[-1]
     budget = re.search(r"max_wall_s:\s*([\d.]+)", (data / "config.yaml").read_text(encoding="utf-8"))
-    if budget is not None and last["wall_s"] >= float(budget[1]):
+    if budget is not None and (last.wall_s or 0.0) >= float(budget[1]):
         wall = f"{float(budget[1]):g}"
         reason = f"stop.max_wall_s={wall} (the first generation to end past {wall} s)"
     else:
@@ -251,11 +256,11 @@ def render_league_run_headline_screenshot(data: Path) -> str:
     """The caption of docs/img/tensorboard_headline.png: the captured run's newest main agent."""
     records = read_generations(data)
     last = records[-1]
-    main = next((e for e in last.get("newest", []) if e["role"] == "main_agent"), None)
+    main = next((e for e in last.newest if e.role == "main_agent"), None)
     shown = (
-        f" At generation {last['generation']} its newest snapshot `{main['id']}` is rated "
-        f"{rating(main['rating'])} (95% interval {rating(main['rating_ci95'][0])}-{rating(main['rating_ci95'][1])})."
-        if main is not None and main.get("rating_ci95")
+        f" At generation {last.generation} its newest snapshot `{main.id}` is rated "
+        f"{rating(main.rating)} (95% interval {rating(main.rating_ci95[0])}-{rating(main.rating_ci95[1])})."
+        if main is not None and main.rating_ci95
         else ""
     )
     return (
@@ -270,8 +275,8 @@ def render_psro_kuhn_run(data: Path) -> str:
     records = read_generations(data)
     last = records[-1]
     return (
-        f"In our run the exact NashConv was {fraction(meta_nash_conv(last))} at generation "
-        f"{last['generation']} (population {len(last['population'])}), {last['wall_s']:.0f} s after the start; "
+        f"In our run the exact NashConv was {fraction(last.meta_nash_conv)} at generation "
+        f"{last.generation} (population {len(last.population)}), {last.wall_s:.0f} s after the start; "
         f"the whole command took longer by Python's and OpenSpiel's start. {_provenance(data)}"
     )
 
@@ -284,28 +289,31 @@ def render_league_leduc_run(data: Path) -> str:
     budget = re.search(r"max_wall_s:\s*([\d.]+)", config)
     last = records[-1]
     shown = records if len(records) <= 12 else [*records[:-1:5], last]
-    rows = (("main agent", "main_nash_conv"), ("meta-strategy", "meta_nash_conv"))
+    rows = (
+        ("main agent", [r.main_nash_conv for r in shown]),
+        ("meta-strategy", [r.meta_nash_conv for r in shown]),
+    )
     lines = [
-        "| gen | " + " | ".join(str(r["generation"]) for r in shown) + " |",
+        "| gen | " + " | ".join(str(r.generation) for r in shown) + " |",
         "|---|" + "---|" * len(shown),
-        *(f"| {label} | " + " | ".join(f"{r[key]:.3f}" for r in shown) + " |" for label, key in rows),
-        "| wall s | " + " | ".join(f"{r['wall_s']:.0f}" for r in shown) + " |",
+        *(f"| {label} | " + " | ".join(f"{v:.3f}" for v in values) + " |" for label, values in rows),
+        "| wall s | " + " | ".join(f"{r.wall_s:.0f}" for r in shown) + " |",
         "",
     ]
     tail = records[-10:]
-    main = [r["main_nash_conv"] for r in tail]
-    meta = [r["meta_nash_conv"] for r in tail]
+    main = [r.main_nash_conv for r in tail]
+    meta = [r.meta_nash_conv for r in tail]
     lines.append(
-        f"The run stopped at generation {last['generation']}"
+        f"The run stopped at generation {last.generation}"
         + (
             f" (the first generation to end past its {float(budget[1]):.0f} s budget)"
-            if budget is not None and last["wall_s"] >= float(budget[1])
+            if budget is not None and last.wall_s >= float(budget[1])
             else ""
         )
-        + f", after {last['env_steps'] / 1e6:.2f} M env steps and {len(last['population'])} members: "
-        f"the newest main agent at {last['main_nash_conv']:.3f} ({min(main):.3f}-{max(main):.3f} over the "
-        f"last {len(tail)} generations), the meta-strategy at {last['meta_nash_conv']:.3f} "
-        f"({min(meta):.3f}-{max(meta):.3f}). The last generation ended {last['wall_s']:.0f} s after the "
+        + f", after {last.env_steps / 1e6:.2f} M env steps and {len(last.population)} members: "
+        f"the newest main agent at {last.main_nash_conv:.3f} ({min(main):.3f}-{max(main):.3f} over the "
+        f"last {len(tail)} generations), the meta-strategy at {last.meta_nash_conv:.3f} "
+        f"({min(meta):.3f}-{max(meta):.3f}). The last generation ended {last.wall_s:.0f} s after the "
         f"start. {_provenance(data)}"
     )
     return "\n".join(lines)
@@ -315,9 +323,9 @@ def render_league_leduc_duration(data: Path) -> str:
     """The quickstart's one line about the league_leduc.yaml run."""
     last = read_generations(data)[-1]
     return (
-        f"(In our run: the newest main agent at NashConv {last['main_nash_conv']:.3f} and the "
-        f"meta-strategy at {last['meta_nash_conv']:.3f} at generation {last['generation']}, "
-        f"{_minutes(last['wall_s'])} after the start. {_provenance(data)})"
+        f"(In our run: the newest main agent at NashConv {last.main_nash_conv:.3f} and the "
+        f"meta-strategy at {last.meta_nash_conv:.3f} at generation {last.generation}, "
+        f"{_minutes(last.wall_s)} after the start. {_provenance(data)})"
     )
 
 
@@ -325,7 +333,7 @@ def render_league_run_duration(data: Path) -> str:
     """The quickstart's one line about how long the league.yaml run took."""
     records = read_generations(data)
     return (
-        f"(In our run: {len(records)} generations, the last ending {_minutes(records[-1]['wall_s'])} after the "
+        f"(In our run: {len(records)} generations, the last ending {_minutes(records[-1].wall_s)} after the "
         f"start; starting and stopping the local Ray instance adds to the command's time. {_provenance(data)})"
     )
 
@@ -334,8 +342,8 @@ def render_rps_tiny_run(data: Path) -> str:
     """The quickstart's one line about the rps_tiny.yaml run."""
     records = read_generations(data)
     return (
-        f"(In our run: {len(records)} generations, the last ending {records[-1]['wall_s']:.1f} s after the "
-        f"start, {len(records[-1]['population'])} members; Python's start and imports come on top. "
+        f"(In our run: {len(records)} generations, the last ending {records[-1].wall_s:.1f} s after the "
+        f"start, {len(records[-1].population)} members; Python's start and imports come on top. "
         f"{_provenance(data)})"
     )
 
@@ -344,20 +352,18 @@ def render_league_recall_run(data: Path) -> str:
     """The league_recall.yaml run: each learner's newest snapshot against ``random``, generation by
     generation (0.875 on average for a policy that recalls every cue, 0.5 for one without memory)."""
     records = read_generations(data)
-    learners = sorted({e["learner"] for r in records for e in r.get("newest", [])})
+    learners = sorted({str(e.learner) for r in records for e in r.newest})
     lines = [
         _provenance(data),
-        f"{len(records)} generations; the last ended {records[-1]['wall_s']:.0f} s after the start.",
+        f"{len(records)} generations; the last ended {records[-1].wall_s:.0f} s after the start.",
         "",
         "| gen | " + " | ".join(f"{name} vs random" for name in learners) + " |",
         "|---:|" + "---:|" * len(learners),
     ]
     for r in records:
-        rates = {
-            e["learner"]: e.get("win_rate") for e in r.get("newest", []) if e.get("baseline") == "random"
-        }
+        rates = {str(e.learner): e.win_rate for e in r.newest if e.baseline == "random"}
         lines.append(
-            f"| {r['generation']} | " + " | ".join(fraction(rates.get(name)) for name in learners) + " |"
+            f"| {r.generation} | " + " | ".join(fraction(rates.get(name)) for name in learners) + " |"
         )
     return "\n".join(lines)
 
@@ -369,19 +375,19 @@ def render_psro_leduc_run(data: Path) -> str:
     measuring = 0.0
     reached = None
     for r in records:
-        measuring += float(r.get("timings", {}).get("exploitability", 0.0))
-        if reached is None and (meta_nash_conv(r) or 0.0) <= 0.1:
-            reached = (r, r["wall_s"] - measuring)
+        measuring += float(r.timings.get("exploitability", 0.0))
+        if reached is None and (r.meta_nash_conv or 0.0) <= 0.1:
+            reached = (r, r.wall_s - measuring)
     last = records[-1]
     if reached is None:
         body = (
-            f"It did not reach 0.1: NashConv {fraction(meta_nash_conv(last))} at generation {last['generation']}, "
-            f"{last['wall_s']:.0f} s after the start. Target {_met(False)}."
+            f"It did not reach 0.1: NashConv {fraction(last.meta_nash_conv)} at generation {last.generation}, "
+            f"{last.wall_s:.0f} s after the start. Target {_met(False)}."
         )
     else:
         r, clock = reached
         body = (
-            f"NashConv {fraction(meta_nash_conv(r))} at generation {r['generation']}, {r['wall_s']:.0f} s after the start "
+            f"NashConv {fraction(r.meta_nash_conv)} at generation {r.generation}, {r.wall_s:.0f} s after the start "
             f"({clock:.0f} s without the NashConv measurement). Target, at most 0.1 within 3 minutes: "
             f"{_met(clock <= 180)}."
         )
@@ -572,10 +578,10 @@ def render_results_leduc(data: Path) -> str:
 
 def render_results_recall(data: Path) -> str:
     records = read_generations(data)
-    rates = [e.get("win_rate") for r in records for e in r.get("newest", []) if e["role"] == "main_agent"]
+    rates = [e.win_rate for r in records for e in r.newest if e.role == "main_agent"]
     played = [v for v in rates if v is not None]
     return (
-        f"1 seed, {len(records)} generations in {records[-1]['wall_s']:.0f} s: the newest main agent's mean "
+        f"1 seed, {len(records)} generations in {records[-1].wall_s:.0f} s: the newest main agent's mean "
         f"outcome against `random` {_span(played, '{:.2f}')} (0.875 for a policy that recalls every cue, "
         f"0.5 for one without memory). {_provenance(data)}"
     )
@@ -604,11 +610,8 @@ def plot_results(path: Path = RESULTS_PLOT) -> Path:
     ax = axes[0, 1]
     recall = read_generations(DATA / "league_recall_run")
     ax.plot(
-        [r["generation"] for r in recall],
-        [
-            next((e.get("win_rate") for e in r.get("newest", []) if e["role"] == "main_agent"), None)
-            for r in recall
-        ],
+        [r.generation for r in recall],
+        [next((e.win_rate for e in r.newest if e.role == "main_agent"), None) for r in recall],
         marker=".",
     )
     ax.axhline(0.875, color="grey", linewidth=0.8, linestyle="--")
@@ -639,7 +642,7 @@ def plot_results(path: Path = RESULTS_PLOT) -> Path:
     ):
         records = read_generations(DATA / name)
         ax.plot(
-            [r["wall_s"] for r in records], [max(meta_nash_conv(r) or 0.0, 1e-4) for r in records], marker="."
+            [r.wall_s for r in records], [max(r.meta_nash_conv or 0.0, 1e-4) for r in records], marker="."
         )
         ax.set(title=title, xlabel="seconds", ylabel="NashConv", yscale="log")
     for ax in axes.flat:
@@ -1180,6 +1183,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for f in FIGURES:
             print(f"{f.name:<22} docs/{f.doc:<16} docs/data/{f.data}")
+        for section in doc_sections.SECTIONS:
+            print(f"{section.name:<22} docs/{section.doc:<16} {section.source}")
         return 0
     only = list(args.only)
     if args.capture:
@@ -1188,14 +1193,21 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no capture for {name!r}; choose from {sorted(CAPTURES)}")
         CAPTURES[name](Path(run_dir), DATA / name)
         only = only or [name]
-    figures = selected(only)
+    sections = [section for section in doc_sections.SECTIONS if not only or section.name in only]
+    figure_names = [name for name in only if name not in {section.name for section in sections}]
+    figures = selected(figure_names) if figure_names or not only else []
     if args.check:
         old = [f.name for f in figures if current(f) is not None and stale(f)]
+        old += [section.name for section in sections if doc_sections.stale(section)]
         for name in old:
             print(f"stale: {name}; run python tools/regenerate_docs.py --only {name}")
         return 1 if old else 0
     for f in figures:
         print(f"{'rewrote' if write(f) else 'unchanged'}: {f.name} (docs/{f.doc})")
+    for section in sections:
+        print(
+            f"{'rewrote' if doc_sections.write(section) else 'unchanged'}: {section.name} (docs/{section.doc})"
+        )
     if not only or any(f.doc == "results.md" for f in figures):
         print(f"drew {plot_results().relative_to(ROOT)}")
     return 0

@@ -154,9 +154,10 @@ def relog_run(run_dir: Path, out: Path) -> None:
     from light_league.tracking.console import leaderboard_markdown
     from light_league.tracking.headline import headline_scalars
     from light_league.tracking.logger import LEADERBOARD_TAG
-    from light_league.tracking.report import load_payoff_snapshot, read_generations, saved_generations
+    from light_league.tracking.record import read_generations
+    from light_league.tracking.report import load_payoff_snapshot, saved_generations
 
-    records = {r["generation"]: r for r in read_generations(run_dir)}
+    records = {r.generation: r for r in read_generations(run_dir)}
     logger = build_logger(LoggingConfig(), out)
     for generation in saved_generations(run_dir):
         snapshot = load_payoff_snapshot(run_dir, generation)
@@ -164,13 +165,14 @@ def relog_run(run_dir: Path, out: Path) -> None:
         record = records.get(generation)
         if record is not None:
             logger.log_text(LEADERBOARD_TAG, leaderboard_markdown(record), generation)
-            scalars = headline_scalars(snapshot, record.get("rating", {}), record.get("rating_ci95", {}))
-            for key in ("nash_entropy", "meta_entropy", "main_nash_conv", "meta_nash_conv", "diversity"):
-                if record.get(key) is not None:
-                    group = "exploitability" if key.endswith("nash_conv") else "league"
-                    scalars[f"{group}/{'diversity_score' if key == 'diversity' else key}"] = float(
-                        record[key]
-                    )
+            scalars = headline_scalars(snapshot, record.rating, record.rating_ci95)
+            values = {
+                "league/meta_entropy": record.meta_entropy,
+                "exploitability/main_nash_conv": record.main_nash_conv,
+                "exploitability/meta_nash_conv": record.meta_nash_conv,
+                "league/diversity_score": record.diversity,
+            }
+            scalars.update({tag: float(value) for tag, value in values.items() if value is not None})
             scalars["league/population_size"] = float(snapshot.size)
             logger.log_scalars(scalars, generation)
         wait_for_images(logger)

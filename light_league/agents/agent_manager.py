@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from light_league.agents.agent_pool import AgentPool
 from light_league.agents.game_records import GameRecords
 from light_league.agents.learner_book import LearnerBook
 from light_league.agents.meta_game import LeagueStats, MetaGame
@@ -25,7 +26,6 @@ from light_league.agents.meta_solvers import MetaSolver
 from light_league.config_base import Section
 from light_league.game_theory.elo import DEFAULT_BASELINES
 from light_league.game_theory.nash import nash_entropy
-from light_league.league.agent_pool import AgentPool
 from light_league.run_dir import RunDir
 from light_league.types import AgentRecord, AgentType, Behaviour, MatchResult
 from light_league.utils.checks import is_int, require

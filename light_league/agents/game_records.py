@@ -8,12 +8,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from light_league.agents.elo_registry import EloRegistry
+from light_league.agents.match_database import MatchDatabase
 from light_league.agents.payoff_table import PayoffTable
 from light_league.game_theory.diversity import DiversityTracker, TrajectoryBatch
 from light_league.game_theory.elo import RATING_ANCHOR
 from light_league.game_theory.payoff import DecayedPayoff
-from light_league.league.elo_registry import EloRegistry
-from light_league.league.match_database import MatchDatabase
 from light_league.run_dir import RunDir
 from light_league.types import Behaviour, MatchResult
 from light_league.utils.atomic import atomic_write_json

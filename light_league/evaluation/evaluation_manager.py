@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -79,13 +79,22 @@ class EvaluationTable(Protocol):
     def record_exact(self, pairs: Mapping[tuple[str, str], float], games: int) -> None: ...
 
 
-class MetaGame(Protocol):
+class SolvedMetaGame(Protocol):
     """A solved meta-game (the AgentManager's ``LeagueStats``): members and the meta-strategy."""
 
     ids: list[str]
 
     @property
     def meta_strategy(self) -> np.ndarray: ...
+
+
+class ExactNashConv(NamedTuple):
+    """The exact NashConv of what a league hands over (None where not measured)."""
+
+    meta: float | None
+    """Of the meta-strategy's mixture policy."""
+    main: float | None
+    """Of the newest main agent (each main agent's newest snapshot, weighted)."""
 
 
 @dataclass(frozen=True)
@@ -318,17 +327,15 @@ class EvaluationManager:
         result = self.member_game(ids).solve()
         return dict(zip(ids, result.weights.tolist(), strict=True)), result.nash_conv
 
-    def exploitability(self, stats: MetaGame, main: Mapping[str, float]) -> dict[str, float]:
-        """Exact NashConv of the two things a league hands over, where the game allows it:
-        ``meta_nash_conv`` of the meta-strategy's mixture policy and ``main_nash_conv`` of
-        ``main`` (the newest snapshot of each main agent, weighted; left out when empty). Empty
-        where the game has no exact evaluator or ``evaluation.nash_conv`` is ``never``."""
+    def exploitability(self, stats: SolvedMetaGame, main: Mapping[str, float]) -> ExactNashConv:
+        """Exact NashConv of the two things a league hands over, where the game allows it: of
+        the meta-strategy's mixture policy and of ``main`` (the newest snapshot of each main
+        agent, weighted; None when empty). Both None where the game has no exact evaluator or
+        ``evaluation.nash_conv`` is ``never``."""
         if not self.compute_nash_conv:
-            return {}
-        out = {"meta_nash_conv": self._nash_conv(dict(zip(stats.ids, stats.meta_strategy.tolist())))}
-        if main:
-            out["main_nash_conv"] = self._nash_conv(main)
-        return out
+            return ExactNashConv(None, None)
+        meta = self._nash_conv(dict(zip(stats.ids, stats.meta_strategy.tolist())))
+        return ExactNashConv(meta, self._nash_conv(main) if main else None)
 
     def member_entry(self, member_id: str) -> tuple[Mapping[str, np.ndarray], Mapping[str, Any]]:
         """A member's ``(weights, policy_meta)`` as the PolicyServer keeps them."""

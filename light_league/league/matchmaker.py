@@ -24,10 +24,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from light_league.agents.agent_pool import AgentPool
+from light_league.agents.match_database import MatchDatabase
 from light_league.errors import did_you_mean
 from light_league.game_theory.pfsp import UNIFORM_FALLBACK_BELOW, pfsp_probabilities
-from light_league.league.agent_pool import AgentPool
-from light_league.league.match_database import MatchDatabase
 
 log = logging.getLogger(__name__)
 

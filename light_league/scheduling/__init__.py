@@ -5,7 +5,7 @@ are ``league`` (AlphaStar roles), ``psro`` (PSRO-Nash) and ``self_play`` (self-p
 fictitious play). Plugins are resolved by :func:`resolve_scheduler`.
 """
 
-from light_league.scheduling.league import LeagueScheduler, LeagueSchedulerConfig
+from light_league.scheduling.alphastar import LeagueScheduler, LeagueSchedulerConfig
 from light_league.scheduling.psro import PSROScheduler, PSROSchedulerConfig
 from light_league.scheduling.registry import (
     ENTRY_POINT_GROUP,

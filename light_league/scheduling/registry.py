@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from light_league.plugins import PluginKind, resolve, validate_options
-from light_league.scheduling.league import LeagueScheduler
+from light_league.scheduling.alphastar import LeagueScheduler
 from light_league.scheduling.psro import PSROScheduler
 from light_league.scheduling.self_play import SelfPlayScheduler
 from light_league.scheduling.task_scheduler import TaskScheduler

@@ -9,11 +9,11 @@ A role decides four things for the learners that have it:
 * ``metrics``: scalars of its own, logged every generation (e.g. the main exploiters' win rate
   against the main agents).
 
-The league scheduler (:mod:`light_league.scheduling.league`) holds a table of roles: the three
+The league scheduler (:mod:`light_league.scheduling.alphastar`) holds a table of roles: the three
 AlphaStar roles built in, and any number added under ``scheduler.roles`` in the config, each
 named by a built-in role class, a ``package.module:ClassName`` or an entry point registered
 under ``light_league.roles``. A role's label (its key in the table) is what members and
-learners carry (:class:`~light_league.league.agent_pool.AgentType`); ``baseline`` is reserved.
+learners carry (:class:`~light_league.types.AgentType`); ``baseline`` is reserved.
 docs/plugins.md walks through adding one.
 """
 

@@ -27,6 +27,10 @@ from rich.text import Text
 
 from light_league.tracking.config import LoggingConfig
 from light_league.tracking.logger import Cell, PayoffSnapshot, versus_baselines
+from light_league.tracking.record import GenerationRecord, ProbeReading
+
+#: the latest probe reading of each target, shown beside a record (``{target: reading}``)
+Probes = Mapping[str, ProbeReading]
 
 LeaderRow = tuple[int, str, str, float | None, float]
 _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
@@ -45,15 +49,11 @@ _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
 )
 
 
-def leaderboard(stats: Mapping[str, Any]) -> list[LeaderRow]:
+def leaderboard(record: GenerationRecord) -> list[LeaderRow]:
     """``(rank, agent, role, rating, meta)`` for the population, best rating first, then most
-    meta-strategy mass.
-
-    ``rating`` is the fitted (Bradley-Terry) Elo; records written before it existed have ``elo``.
-    """
-    elo: Mapping[str, float] = stats.get("rating", stats.get("elo", {}))
-    meta: Mapping[str, float] = stats.get("meta_strategy", {})
-    members = [(m["id"], m["role"]) for m in stats.get("population", [])]
+    meta-strategy mass."""
+    elo, meta = record.rating, record.meta_strategy
+    members = [(m.id, m.role) for m in record.population]
     members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -meta.get(m[0], 0.0), m[0]))
     return [
         (rank, agent, role, elo.get(agent), meta.get(agent, 0.0))
@@ -86,10 +86,9 @@ def rating_text(value: float | None, ci95: Sequence[float] | None = None) -> str
     return rating(value) if round(half) == 0 else f"{rating(value)} ± {half:.0f}"
 
 
-def member_rating(stats: Mapping[str, Any], agent: str) -> str:
+def member_rating(record: GenerationRecord, agent: str) -> str:
     """``agent``'s rating in a generation record, with its interval where the record has one."""
-    ratings: Mapping[str, float] = stats.get("rating", stats.get("elo", {}))
-    return rating_text(ratings.get(agent), (stats.get("rating_ci95") or {}).get(agent))
+    return rating_text(record.rating.get(agent), record.rating_ci95.get(agent))
 
 
 def win_rate_text(rate: float | None, ci95: Sequence[float] | None = None, games: int | None = None) -> str:
@@ -102,10 +101,10 @@ def win_rate_text(rate: float | None, ci95: Sequence[float] | None = None, games
     return text + (f" ({games:,})" if games else "")
 
 
-def anchor_text(stats: Mapping[str, Any]) -> str:
+def anchor_text(record: GenerationRecord) -> str:
     """``random = 800 held fixed`` (the rating's anchor, as the record names it), else empty."""
-    anchor = stats.get("rating_anchor")
-    value = stats.get("rating", {}).get(anchor) if anchor else None
+    anchor = record.rating_anchor
+    value = record.rating.get(anchor) if anchor else None
     return "" if value is None else f"{anchor} = {rating(value)} held fixed"
 
 
@@ -117,97 +116,96 @@ def more_line(board: list[LeaderRow], top_k: int) -> str:
     )
 
 
-def headline(generation: int, stats: Mapping[str, Any]) -> str:
+def headline(generation: int, record: GenerationRecord) -> str:
     """``generation 3 · 5 agents · 1,200,000 env steps · 12,345 steps/s · 42.1 s``."""
-    parts = [f"generation {generation}", f"{len(stats.get('population', []))} agents"]
+    parts = [f"generation {generation}", f"{len(record.population)} agents"]
     formats = (
-        ("env_steps", "{:,} env steps"),
-        ("env_steps_per_s", "{:,.0f} steps/s"),
-        ("wall_s", "{:.1f} s"),
+        (record.env_steps, "{:,} env steps"),
+        (record.env_steps_per_s, "{:,.0f} steps/s"),
+        (record.wall_s, "{:.1f} s"),
     )
-    parts += [fmt.format(stats[key]) for key, fmt in formats if stats.get(key) is not None]
+    parts += [fmt.format(value) for value, fmt in formats if value is not None]
     return " · ".join(parts)
 
 
-#: the exploitability fields of a generation record, as the console names them (``nash_conv``:
-#: records written before ``main_nash_conv`` / ``meta_nash_conv`` existed)
-_EXPLOITABILITY = (
-    ("main_nash_conv", "main nash_conv"),
-    ("meta_nash_conv", "meta nash_conv"),
-    ("average_nash_conv", "average nash_conv"),
-    ("nash_conv", "nash_conv"),
-    ("least_exploitable_nash_conv", "least exploitable nash_conv"),
-)
-
-
-def metrics_line(stats: Mapping[str, Any]) -> str:
+def metrics_line(record: GenerationRecord, *, latest_probe: Probes | None = None) -> str:
     """``meta entropy 1.234 · main nash_conv 0.612 · meta nash_conv 0.730 · probe vs main win rate
-    0.553 [0.510, 0.596] at gen 7 · diversity 0.456`` (absent or null values left out)."""
-    names = (("meta_entropy", "meta entropy"), *_EXPLOITABILITY)
-    parts = [f"{name} {fraction(stats[key])}" for key, name in names if stats.get(key) is not None]
-    latest = stats.get("latest_probe") or stats.get("probe") or {}
-    parts += [probe_text(target, reading) for target, reading in latest.items() if isinstance(reading, dict)]
-    if stats.get("diversity") is not None:
-        parts.append(f"diversity {fraction(stats['diversity'])}")
+    0.553 [0.510, 0.596] at gen 7 · diversity 0.456`` (absent or null values left out); the
+    probes are ``latest_probe`` (the latest reading of each target), else the record's own."""
+    values = (
+        (record.meta_entropy, "meta entropy"),
+        (record.main_nash_conv, "main nash_conv"),
+        (record.meta_nash_conv, "meta nash_conv"),
+        (record.average_nash_conv, "average nash_conv"),
+        (record.least_exploitable_nash_conv, "least exploitable nash_conv"),
+    )
+    parts = [f"{name} {fraction(value)}" for value, name in values if value is not None]
+    latest = latest_probe or record.probe or {}
+    parts += [probe_text(target, reading) for target, reading in latest.items()]
+    if record.diversity is not None:
+        parts.append(f"diversity {fraction(record.diversity)}")
     return " · ".join(parts)
 
 
-def probe_text(target: str, reading: Mapping[str, Any]) -> str:
+def probe_text(target: str, reading: ProbeReading) -> str:
     """``probe vs main win rate 0.553 [0.510, 0.596] at gen 7`` (the reading's 95% interval), or its
     payoff where the game has no win rate (with the exact best response's payoff beside it where
     known)."""
-    key = "win_rate" if reading.get("win_rate") is not None else "payoff"
-    low, high = reading.get(f"{key}_ci95") or (None, None)
-    text = f"probe vs {target} {key.replace('_', ' ')} {fraction(reading.get(key))} [{fraction(low)}, {fraction(high)}]"
-    if reading.get("generation") is not None:
-        text += f" at gen {reading['generation']}"
-    if reading.get("best_response_payoff") is not None:
-        text += f" best response {fraction(reading['best_response_payoff'])}"
+    value: float | None = reading.win_rate
+    name, interval = "win rate", reading.win_rate_ci95
+    if value is None:
+        name, value, interval = "payoff", reading.payoff, reading.payoff_ci95
+    low, high = interval or (None, None)
+    text = f"probe vs {target} {name} {fraction(value)} [{fraction(low)}, {fraction(high)}]"
+    if reading.generation is not None:
+        text += f" at gen {reading.generation}"
+    if reading.best_response_payoff is not None:
+        text += f" best response {fraction(reading.best_response_payoff)}"
     return text
 
 
-def timings_line(stats: Mapping[str, Any]) -> str:
-    timings: Mapping[str, float] = stats.get("timings", {})
+def timings_line(record: GenerationRecord) -> str:
+    timings = record.timings
     return "timings: " + " · ".join(f"{phase} {s:.1f} s" for phase, s in timings.items()) if timings else ""
 
 
-def newest_rows(stats: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+def newest_rows(record: GenerationRecord) -> list[tuple[str, str, str, str, str]]:
     """``(snapshot, rating ± interval, meta, win rate [interval] (games), against)`` for each
     learner's newest snapshot (``meta``: its meta-strategy mass)."""
     return [
         (
-            e["id"],
-            rating_text(e.get("rating", e.get("elo")), e.get("rating_ci95")),
-            fraction(e.get("meta_strategy")),
-            win_rate_text(e.get("win_rate"), e.get("win_rate_ci95"), e.get("games")),
-            e.get("baseline") or "-",
+            e.id,
+            rating_text(e.rating, e.rating_ci95),
+            fraction(e.meta_strategy),
+            win_rate_text(e.win_rate, e.win_rate_ci95, e.games),
+            e.baseline or "-",
         )
-        for e in stats.get("newest", [])
+        for e in record.newest
     ]
 
 
-def newest_line(stats: Mapping[str, Any]) -> str:
+def newest_line(record: GenerationRecord) -> str:
     """``main_agent_0-v4 rating 1456 ± 35 meta 0.000 vs scripted_l5 0.625 [0.54, 0.70] (128) · ...``
     (one part per learner)."""
     parts = []
-    for agent, elo, meta, win_rate, against in newest_rows(stats):
+    for agent, elo, meta, win_rate, against in newest_rows(record):
         versus = f" vs {against} {win_rate}" if against != "-" else ""
         parts.append(f"{agent} rating {elo} meta {meta}{versus}")
     return " · ".join(parts)
 
 
-def quiet_line(generation: int, stats: Mapping[str, Any]) -> str:
+def quiet_line(generation: int, record: GenerationRecord, *, latest_probe: Probes | None = None) -> str:
     """The one line per generation of quiet mode: headline, each learner's newest snapshot, metrics."""
-    parts = [headline(generation, stats)]
-    newest = newest_line(stats)
+    parts = [headline(generation, record)]
+    newest = newest_line(record)
     if newest:
         parts.append(newest)
     else:
-        board = leaderboard(stats)
+        board = leaderboard(record)
         if board:
             _, agent, _, _, meta = board[0]
-            parts.append(f"top {agent} rating {member_rating(stats, agent)} meta {fraction(meta)}")
-    metrics = metrics_line(stats)
+            parts.append(f"top {agent} rating {member_rating(record, agent)} meta {fraction(meta)}")
+    metrics = metrics_line(record, latest_probe=latest_probe)
     if metrics:
         parts.append(metrics)
     return " | ".join(parts)
@@ -219,16 +217,18 @@ _NEWEST_HEADER = (
 _BOARD_HEADER = f"{'#':>3}  {'agent':<24} {'role':<17} {'rating ±95%':>11} {'meta':>6}"
 
 
-def _board_line(stats: Mapping[str, Any], row: LeaderRow) -> str:
+def _board_line(record: GenerationRecord, row: LeaderRow) -> str:
     rank, agent, role, _, meta = row
-    return f"{rank:>3}  {agent:<24} {role:<17} {member_rating(stats, agent):>11} {fraction(meta):>6}"
+    return f"{rank:>3}  {agent:<24} {role:<17} {member_rating(record, agent):>11} {fraction(meta):>6}"
 
 
-def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10) -> list[str]:
+def summary_lines(
+    generation: int, record: GenerationRecord, *, top_k: int = 10, latest_probe: Probes | None = None
+) -> list[str]:
     """The plain-text summary: headline, each learner's newest snapshot, leaderboard (top
     ``top_k``, the rest counted with their meta-strategy mass), metrics, timings."""
-    lines = [headline(generation, stats)]
-    rows = newest_rows(stats)
+    lines = [headline(generation, record)]
+    rows = newest_rows(record)
     if rows:
         lines.append(_NEWEST_HEADER)
         lines += [
@@ -236,24 +236,25 @@ def summary_lines(generation: int, stats: Mapping[str, Any], *, top_k: int = 10)
             for a, e, n, w, b in rows
         ]
     lines.append(_BOARD_HEADER)
-    board = leaderboard(stats)
-    lines += [_board_line(stats, row) for row in board[:top_k]]
+    board = leaderboard(record)
+    lines += [_board_line(record, row) for row in board[:top_k]]
     if len(board) > top_k:
         lines.append(f"     {more_line(board, top_k)}")
-    lines += [line for line in (metrics_line(stats), timings_line(stats)) if line]
+    metrics = metrics_line(record, latest_probe=latest_probe)
+    lines += [line for line in (metrics, timings_line(record)) if line]
     return lines
 
 
-def leaderboard_markdown(stats: Mapping[str, Any], *, top_k: int = 10) -> str:
+def leaderboard_markdown(record: GenerationRecord, *, top_k: int = 10) -> str:
     """The top ``top_k`` members by rating (and each learner's newest snapshot below them, if not
     among them) as a markdown table, the rest counted with their meta-strategy mass: TensorBoard's
     ``league/leaderboard``."""
-    board = leaderboard(stats)
-    newest = {e["id"] for e in stats.get("newest", []) if isinstance(e, Mapping)}
+    board = leaderboard(record)
+    newest = {e.id for e in record.newest}
     shown = [row for row in board if row[0] <= top_k or row[1] in newest]
-    anchor = anchor_text(stats)
+    anchor = anchor_text(record)
     lines = [
-        f"Generation {stats.get('generation', '?')}: the members by rating (Elo fitted to every evaluation game"
+        f"Generation {record.generation}: the members by rating (Elo fitted to every evaluation game"
         + (f", {anchor}" if anchor else "")
         + "; ± the 95% interval). One number cannot show cycles: read the payoff table beside it.",
         "",
@@ -261,7 +262,7 @@ def leaderboard_markdown(stats: Mapping[str, Any], *, top_k: int = 10) -> str:
         "|---:|---|---|---:|---:|",
     ]
     lines += [
-        f"| {r} | {a} | {role} | {member_rating(stats, a)} | {fraction(n)} |" for r, a, role, _, n in shown
+        f"| {r} | {a} | {role} | {member_rating(record, a)} | {fraction(n)} |" for r, a, role, _, n in shown
     ]
     hidden = [row for row in board if row not in shown]
     if hidden:
@@ -282,32 +283,30 @@ def start_line(run_dir: str, backend: str, stop_rules: list[str], *, resumed_at:
 
 
 def final_lines(
-    reason: str, record: Mapping[str, Any], snapshot: PayoffSnapshot | None, *, top_k: int = 5
+    reason: str, record: GenerationRecord, snapshot: PayoffSnapshot | None, *, top_k: int = 5
 ) -> list[str]:
     """The run's closing summary: why it stopped, the strongest members with their intervals, and
     the newest main agent (each learner's newest snapshot in a run without one) against each
     baseline."""
-    generations = int(record.get("generation", -1)) + 1
+    generations = record.generation + 1
     lines = [
         f"run stopped: {reason} after {generations} generation{'s' if generations != 1 else ''}, "
-        f"{_duration(float(record.get('wall_s', 0.0)))}, {int(record.get('env_steps', 0)):,} env steps"
+        f"{_duration(float(record.wall_s or 0.0))}, {int(record.env_steps or 0):,} env steps"
     ]
     board = leaderboard(record)
     anchor = anchor_text(record)
     lines.append(f"strongest members (rating ± 95% interval{'; ' + anchor if anchor else ''}):")
     lines += [_board_line(record, row) for row in board[:top_k]]
     if snapshot is not None:
-        newest = [e for e in record.get("newest", []) if e.get("role") == "main_agent"] or list(
-            record.get("newest", [])
-        )
+        newest = [e for e in record.newest if e.role == "main_agent"] or list(record.newest)
         for entry in newest:
-            if entry["id"] not in snapshot.agent_ids:
+            if entry.id not in snapshot.agent_ids:
                 continue
-            cells = versus_baselines(snapshot, entry["id"])
+            cells = versus_baselines(snapshot, entry.id)
             if not cells:
                 continue
             lines.append(
-                f"{entry['id']} (rating {member_rating(record, entry['id'])}) against each baseline, "
+                f"{entry.id} (rating {member_rating(record, entry.id)}) against each baseline, "
                 "win rate [95%] (games):"
             )
             lines += [f"     {b:<14} {_cell_text(c)}" for b, c in cells.items()]
@@ -555,14 +554,18 @@ class Console:
             self._plain(f"probe vs {target}: training a fresh learner for {total_steps:,} env steps")
         return ProbeProgress(progress, target, total_steps, owned=owned)
 
-    def summary(self, generation: int, stats: Mapping[str, Any]) -> None:
-        """Print the generation's summary (a ``GenerationRecord``; missing fields are left out)."""
+    def summary(
+        self, generation: int, record: GenerationRecord, *, latest_probe: Probes | None = None
+    ) -> None:
+        """Print the generation's summary (missing fields are left out); ``latest_probe``: the
+        latest reading of each probe target, shown instead of the record's own."""
         if self.mode == "quiet":
-            self._plain(quiet_line(generation, stats))
+            self._plain(quiet_line(generation, record, latest_probe=latest_probe))
         elif self.mode == "plain" or not self._rich.is_terminal:  # a log file gets plain lines
-            self._plain("\n".join(summary_lines(generation, stats, top_k=self._top_k)))
+            lines = summary_lines(generation, record, top_k=self._top_k, latest_probe=latest_probe)
+            self._plain("\n".join(lines))
         else:
-            self._rich.print(self._panel(generation, stats))
+            self._rich.print(self._panel(generation, record, latest_probe))
 
     def note(self, text: str) -> None:
         """One line of information (resumed from ..., run directory ...), in every mode."""
@@ -578,20 +581,21 @@ class Console:
         else:
             print(text, file=self._file, flush=True)
 
-    def _panel(self, generation: int, stats: Mapping[str, Any]) -> Panel:
+    def _panel(self, generation: int, record: GenerationRecord, latest_probe: Probes | None) -> Panel:
         newest = Table(box=None, pad_edge=False)
         for name, justify in _NEWEST_COLUMNS:
             newest.add_column(name, justify=justify)
-        for agent, elo, mass, win_rate, against in newest_rows(stats):
+        for agent, elo, mass, win_rate, against in newest_rows(record):
             newest.add_row(agent, elo, mass, f"{against} {win_rate}" if against != "-" else "-")
         table = Table(box=None, pad_edge=False)
         for name, justify in _COLUMNS:
             table.add_column(name, justify=justify)
-        board = leaderboard(stats)
+        board = leaderboard(record)
         for rank, agent, role, _, meta in board[: self._top_k]:
-            table.add_row(str(rank), agent, role, member_rating(stats, agent), fraction(meta))
+            table.add_row(str(rank), agent, role, member_rating(record, agent), fraction(meta))
         if len(board) > self._top_k:
             table.add_row("", more_line(board, self._top_k), "", "", "")
-        footer = [line for line in (metrics_line(stats), timings_line(stats)) if line]
+        metrics = metrics_line(record, latest_probe=latest_probe)
+        footer = [line for line in (metrics, timings_line(record)) if line]
         parts: list[Table | str] = [newest, ""] if newest.row_count else []
-        return Panel(Group(*parts, table, *footer), title=headline(generation, stats), title_align="left")
+        return Panel(Group(*parts, table, *footer), title=headline(generation, record), title_align="left")

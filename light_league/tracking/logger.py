@@ -10,68 +10,16 @@ import json
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 import numpy as np
 import yaml
 
 from light_league.errors import CorruptFileError
 from light_league.types import newest_snapshots as newest_snapshots  # its former home
-
-
-class PopulationEntry(TypedDict):
-    id: str
-    role: str
-
-
-class NewestEntry(TypedDict):
-    """A learner's newest snapshot in a generation record (``newest`` of ``generations.jsonl``)."""
-
-    learner: str  #: the learner, e.g. ``main_agent_0``
-    id: str  #: its newest frozen snapshot, e.g. ``main_agent_0-v23``
-    role: str
-    rating: float | None  #: the snapshot's fitted rating (Elo scale)
-    rating_ci95: NotRequired[list[float] | None]  #: its 95% interval (records before it: absent)
-    meta_strategy: float  #: its mass in the meta-strategy
-    baseline: str | None  #: the strongest baseline (highest rating), None without baselines
-    win_rate: float | None  #: the snapshot's mean outcome against that baseline (None if unplayed)
-    win_rate_ci95: NotRequired[list[float] | None]  #: its 95% interval (None if unplayed)
-    games: NotRequired[int]  #: the games behind ``win_rate``
-
-
-class GenerationRecord(TypedDict):
-    """One line of ``RUN_DIR/generations.jsonl``; also what ``Console.summary`` shows."""
-
-    generation: int
-    wall_s: float  #: seconds since the run started, at the end of this generation
-    env_steps: int  #: environment steps since the run started, at the end of this generation
-    population: list[PopulationEntry]
-    meta_solver: str  #: ``league.meta_solver`` name
-    meta_strategy: dict[str, float]  #: that solver's mixture over the members (the Nash mixture by default)
-    meta_entropy: float
-    meta_stability: NotRequired[dict[str, Any]]  #: tv_mean, draws, support per member
-    rating: dict[str, float]  #: fitted (Bradley-Terry) Elo of every member (``rating_anchor`` held)
-    rating_ci95: NotRequired[dict[str, list[float]]]  #: each rating's 95% interval
-    rating_anchor: NotRequired[str | None]  #: the member the rating holds fixed
-    elo_sequential: dict[str, float]  #: game-by-game Elo (order-dependent; secondary)
-    diversity: float | None  #: None until two members have behaviour data
-    #: only for games where it is exact: of the newest main agent and of the meta-strategy
-    main_nash_conv: NotRequired[float]
-    meta_nash_conv: NotRequired[float]
-    #: ``league.average_policy``: the distilled meta-strategy's exact NashConv, and its fit
-    average_nash_conv: NotRequired[float]
-    average: NotRequired[dict[str, float]]  #: loss, decisions, games of the distillation
-    #: ``evaluation.nash_conv: least_exploitable``: the members' least exploitable mixture (an analysis)
-    least_exploitable: NotRequired[dict[str, float]]
-    least_exploitable_nash_conv: NotRequired[float]
-    #: the generations that ran a probe: ``{target: reading}`` (``evaluation.probe``)
-    probe: NotRequired[dict[str, dict[str, Any]]]
-    env_steps_per_s: NotRequired[float]  #: this generation's throughput
-    timings: NotRequired[dict[str, float]]  #: seconds per phase of this generation
-    newest: NotRequired[list[NewestEntry]]  #: each learner's newest snapshot, see ``newest_entries``
 
 
 def _nullable(values: np.ndarray) -> list[list[float | None]]:
@@ -185,41 +133,6 @@ class PayoffSnapshot:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFileError(f"not a payoff snapshot ({exc.__class__.__name__}: {exc})") from None
-
-
-def newest_entries(
-    snapshot: PayoffSnapshot,
-    ratings: dict[str, float],
-    intervals: Mapping[str, Sequence[float]] | None = None,
-) -> list[NewestEntry]:
-    """Each learner's newest snapshot with its rating (and its 95% interval from ``intervals``),
-    meta-strategy mass and mean outcome against the strongest baseline (the baseline with the
-    highest rating), with the games behind it and its interval."""
-    baselines = [i for i, r in enumerate(snapshot.roles) if r == "baseline"]
-    best = max(baselines, key=lambda i: ratings.get(snapshot.agent_ids[i], float("-inf")), default=None)
-    entries: list[NewestEntry] = []
-    order = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
-    indices = newest_snapshots(snapshot.agent_ids, snapshot.roles)
-    indices.sort(key=lambda i: order.index(snapshot.roles[i]) if snapshot.roles[i] in order else len(order))
-    for i in indices:
-        agent = snapshot.agent_ids[i]
-        versus = None if best is None else cell(snapshot, i, best)
-        interval = (intervals or {}).get(agent)
-        entries.append(
-            {
-                "learner": agent.rsplit("-v", 1)[0],
-                "id": agent,
-                "role": snapshot.roles[i],
-                "rating": ratings.get(agent),
-                "rating_ci95": None if interval is None else [float(v) for v in interval],
-                "meta_strategy": round(float(snapshot.meta_strategy[i]), 6),
-                "baseline": None if best is None else snapshot.agent_ids[best],
-                "win_rate": None if versus is None else versus.win_rate,
-                "win_rate_ci95": None if versus is None else versus.ci95,
-                "games": 0 if versus is None else versus.games,
-            }
-        )
-    return entries
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ def duel(work: Path, seed: int) -> dict[str, Any]:
         reader = RunReader(run)
         target = reader.target("main")
         (member,) = target.weights
-        mains[name] = (member, reader.policy(member), int(reader.records()[-1]["env_steps"]))
+        mains[name] = (member, reader.policy(member), int(reader.records()[-1].env_steps or 0))
         found = Probe(env_config.name, env_config.options, settings).run(
             target, reader.policies([member]), seed=0
         )

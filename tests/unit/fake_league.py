@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from light_league.league.agent_pool import AgentRecord, AgentType
+from light_league.types import AgentRecord, AgentType
 
 
 def member(

@@ -1,7 +1,7 @@
 """bench/ and tools/ use the library, they are not a second one.
 
 A bench or tool reads a run through :class:`light_league.run_reader.RunReader` (or the files'
-own readers in ``light_league.tracking.report``), scores one policy against another with
+own readers in ``light_league.tracking.record`` and ``report``), scores one policy against another with
 :mod:`light_league.rollout.head_to_head`, and touches nothing private: no ``obj._name`` of an
 object it does not define, no ``from module import _name``. No bench script edits ``sys.path``
 or imports another script (``bench/bench_output.py`` is their shared helper, found beside the

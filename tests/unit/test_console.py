@@ -20,6 +20,13 @@ from light_league.tracking.console import (
     summary_lines,
 )
 from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.record import GenerationRecord
+
+
+def R(data: dict[str, Any]) -> GenerationRecord:
+    """A record from its JSON object (``generation`` 4 unless given)."""
+    return GenerationRecord.from_json({"generation": 4, **data})
+
 
 STATS: dict[str, Any] = {
     "generation": 4,
@@ -37,7 +44,7 @@ STATS: dict[str, Any] = {
     "rating_ci95": {"main_0": [1170.4, 1250.4], "exp_0": [1100.0, 1200.0], "random": [800.0, 800.0]},
     "rating_anchor": "random",
     "diversity": 0.4567,
-    "nash_conv": 0.01234,
+    "meta_nash_conv": 0.01234,
     "env_steps_per_s": 12345.6,
     "timings": {"train": 30.04, "evaluate": 10.2},
 }
@@ -56,22 +63,25 @@ def console(mode: str, **overrides: Any) -> tuple[Console, io.StringIO]:
 
 
 def test_leaderboard_orders_by_rating_then_meta_strategy_mass() -> None:
-    board = leaderboard(STATS)
+    board = leaderboard(R(STATS))
     assert [row[1] for row in board] == ["main_0", "exp_0", "league_0", "random"]
     assert board[0] == (1, "main_0", "main_agent", 1210.4, 0.5)
     assert board[-1] == (4, "random", "baseline", 800.0, 0.0)
     # a record written before the fitted rating has only the sequential "elo"
     old = {k: v for k, v in STATS.items() if k != "rating"} | {"elo": STATS["rating"]}
-    assert leaderboard(old) == board
+    assert leaderboard(R(old)) == board
 
 
 def test_headline_and_quiet_line_known_answers() -> None:
-    assert headline(4, STATS) == "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
-    assert quiet_line(4, STATS) == (
+    assert headline(4, R(STATS)) == "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
+    assert quiet_line(4, R(STATS)) == (
         "generation 4 · 4 agents · 1,200,000 env steps · 12,346 steps/s · 42.1 s"
         " | top main_0 rating 1210 ± 40 meta 0.500"
-        " | meta entropy 1.030 · nash_conv 0.012 · diversity 0.457"
+        " | meta entropy 1.030 · meta nash_conv 0.012 · diversity 0.457"
     )
+    # a record written before meta_nash_conv kept it as nash_conv: read under the one name
+    old = {k: v for k, v in STATS.items() if k != "meta_nash_conv"} | {"nash_conv": 0.01234}
+    assert quiet_line(4, R(old)) == quiet_line(4, R(STATS))
 
 
 def test_quiet_mode_prints_one_line_per_generation() -> None:
@@ -80,7 +90,7 @@ def test_quiet_mode_prints_one_line_per_generation() -> None:
         with con.generation_progress(g, total_steps=100, total_eval_games=10) as progress:
             progress.advance_train(100)
             progress.advance_eval(10)
-        con.summary(g, STATS)
+        con.summary(g, R(STATS))
     lines = out.getvalue().splitlines()
     assert len(lines) == 3
     assert lines[2].startswith("generation 2 · 4 agents")
@@ -88,9 +98,9 @@ def test_quiet_mode_prints_one_line_per_generation() -> None:
 
 def test_plain_summary_fits_one_screen_and_truncates_the_population() -> None:
     con, out = console("plain", summary_top_k=2)
-    con.summary(4, STATS)
+    con.summary(4, R(STATS))
     lines = out.getvalue().splitlines()
-    assert lines == summary_lines(4, STATS, top_k=2)
+    assert lines == summary_lines(4, R(STATS), top_k=2)
     assert "main_0" in lines[2] and "1210" in lines[2] and "0.500" in lines[2]
     assert lines[4].strip() == "... 2 more (meta-strategy mass 0.200)"  # the rows left out, with their mass
     assert lines[-1] == "timings: train 30.0 s · evaluate 10.2 s"
@@ -98,18 +108,18 @@ def test_plain_summary_fits_one_screen_and_truncates_the_population() -> None:
 
 
 def test_missing_or_null_fields_are_left_out() -> None:
-    stats = {k: v for k, v in STATS.items() if k not in ("nash_conv", "timings", "env_steps_per_s")}
-    text = "\n".join(summary_lines(1, stats))
+    stats = {k: v for k, v in STATS.items() if k not in ("meta_nash_conv", "timings", "env_steps_per_s")}
+    text = "\n".join(summary_lines(1, R(stats)))
     assert "nash_conv" not in text and "timings" not in text and "steps/s" not in text
     assert "meta entropy 1.030 · diversity 0.457" in text
-    assert metrics_line(stats | {"diversity": None}) == "meta entropy 1.030"
-    assert quiet_line(0, {"population": [], "diversity": None}) == "generation 0 · 0 agents"
+    assert metrics_line(R(stats | {"diversity": None})) == "meta entropy 1.030"
+    assert quiet_line(0, R({"population": [], "diversity": None})) == "generation 0 · 0 agents"
 
 
 def test_rich_summary_names_every_shown_agent() -> None:
     out = io.StringIO()
     con = Console(LoggingConfig(console="rich"), file=out, terminal=True)
-    con.summary(4, STATS)
+    con.summary(4, R(STATS))
     text = out.getvalue()
     for agent in ("main_0", "exp_0", "league_0", "random"):
         assert agent in text
@@ -133,7 +143,7 @@ def test_rich_bars_on_a_terminal_are_transient() -> None:
     with con.generation_progress(0, total_steps=10, total_eval_games=2) as progress:
         progress.advance_train(10)
         progress.advance_eval(2)
-    con.summary(0, STATS)
+    con.summary(0, R(STATS))
     assert "gen 0 train" in out.getvalue() and "main_0" in out.getvalue()
 
 
@@ -144,7 +154,7 @@ def test_note_prints_in_quiet_mode_too() -> None:
 
 
 def test_every_learners_newest_snapshot_is_shown_in_every_mode_even_outside_the_top_k() -> None:
-    stats = STATS | {"newest": NEWEST}
+    stats = R(STATS | {"newest": NEWEST})
     quiet = quiet_line(4, stats)
     assert (
         " | main_0-v9 rating 1100 ± 35 meta 0.000 vs scripted_l5 0.625 [0.51, 0.73] (64)"
@@ -172,23 +182,23 @@ def test_every_learners_newest_snapshot_is_shown_in_every_mode_even_outside_the_
 
 def test_rich_mode_writes_plain_lines_when_the_output_is_not_a_terminal() -> None:
     con, out = console("rich", summary_top_k=3)
-    con.summary(4, STATS | {"newest": NEWEST})
-    assert out.getvalue().splitlines() == summary_lines(4, STATS | {"newest": NEWEST}, top_k=3)
+    con.summary(4, R(STATS | {"newest": NEWEST}))
+    assert out.getvalue().splitlines() == summary_lines(4, R(STATS | {"newest": NEWEST}), top_k=3)
     assert "╭" not in out.getvalue() and "│" not in out.getvalue()
 
 
 def test_numbers_have_one_format_per_kind() -> None:
-    tiny = quiet_line(0, {"population": [], "nash_conv": 3.886e-16, "meta_entropy": 1.09})
-    assert tiny == "generation 0 · 0 agents | meta entropy 1.090 · nash_conv 0.000"
-    assert "e-" not in "\n".join(summary_lines(4, STATS | {"nash_conv": 3.886e-16}))
+    tiny = quiet_line(0, R({"population": [], "meta_nash_conv": 3.886e-16, "meta_entropy": 1.09}))
+    assert tiny == "generation 0 · 0 agents | meta entropy 1.090 · meta nash_conv 0.000"
+    assert "e-" not in "\n".join(summary_lines(4, R(STATS | {"meta_nash_conv": 3.886e-16})))
 
 
 def test_ratings_show_their_interval_and_the_anchor_is_named() -> None:
-    lines = summary_lines(4, STATS)
+    lines = summary_lines(4, R(STATS))
     assert "main_0" in lines[2] and "1210 ± 40" in lines[2]
     random_row = next(line for line in lines if "random" in line)
     assert random_row.split()[3] == "800" and "±" not in random_row  # the anchor: no interval
-    table = leaderboard_markdown(STATS | {"newest": NEWEST}, top_k=2)
+    table = leaderboard_markdown(R(STATS | {"newest": NEWEST}), top_k=2)
     assert "random = 800 held fixed" in table and "One number cannot show cycles" in table
     assert "| 1 | main_0 | main_agent | 1210 ± 40 | 0.500 |" in table
     assert "2 more members hold meta-strategy mass 0.200." in table  # league_0 0.2, random 0
@@ -222,7 +232,9 @@ def test_the_final_summary_names_the_stop_reason_the_strongest_and_the_main_agen
         "newest": NEWEST,
         "population": [{"id": a, "role": r} for a, r in zip(snap.agent_ids, snap.roles)],
     }
-    lines = final_lines("stop.max_wall_s=360 (the first generation to end past 360 s)", record, snap, top_k=2)
+    lines = final_lines(
+        "stop.max_wall_s=360 (the first generation to end past 360 s)", R(record), snap, top_k=2
+    )
     assert lines[0] == (
         "run stopped: stop.max_wall_s=360 (the first generation to end past 360 s) after 5 generations, "
         "42.1 s, 1,200,000 env steps"
@@ -241,7 +253,7 @@ def test_the_run_bar_counts_down_a_wall_budget_on_a_terminal() -> None:
     with con.run_progress(max_wall_s=360.0, wall_s=120.0, max_generations=40, generation=3) as bar:
         with con.generation_progress(3, total_steps=10, total_eval_games=2) as progress:
             progress.advance_train(10)
-        con.summary(3, STATS)
+        con.summary(3, R(STATS))
         bar.update(wall_s=130.0, generation=4)
     text = out.getvalue()
     assert "run, generation 4 of at most 40" in text and "of 6:00" in text and "left" in text

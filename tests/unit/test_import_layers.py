@@ -14,46 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from light_league import layers
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "light_league"
 
-#: the layers, lowest first: a module may import from its own layer and the ones below it. A
-#: module belongs to the layer of the longest prefix that names it (``tracking.config`` is in
-#: "data", the rest of ``tracking``, the console that renders payoff snapshots too, in "components").
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # plain values, seeds, errors, config sections, files and the plugin resolver
-    ("foundation", ("", "errors", "types", "seeding", "config_base", "plugins", "utils", "run_dir")),
-    # the meta-game math, the population, buffers and servers, executors
-    (
-        "data",
-        (
-            "game_theory",
-            "league",
-            "agents.payoff_table",
-            "data_buffer",
-            "execution",
-            "tracking.config",
-            "tracking.board",
-        ),
-    ),
-    # policies, learners and the exact game-tree evaluator
-    ("algorithms", ("algorithms",)),
-    # playing games: episode loop, rollout workers and their manager
-    ("rollout", ("rollout",)),
-    # the components the Runner holds
-    ("components", ("agents", "scheduling", "training", "evaluation", "tracking")),
-    # the experiment config, assembled from every component's section
-    ("config", ("config", "config_docs")),
-    # wiring, checkpointing and the generation loop
-    ("run", ("build", "learner_kinds", "checkpoint", "runner", "run_reader", "exploit", "pit", "export")),
-    # the command line
-    ("cli", ("cli",)),
-]
-
-#: the component packages do not import each other (they meet in the Runner, through protocols
-#: such as the evaluation's EvaluationTable), except these (importer, imported)
-SIDEWAYS_ALLOWED: set[tuple[str, str]] = set()
-COMPONENTS = ("agents", "scheduling", "training", "evaluation", "tracking")
+#: the layers, lowest first, from the package's map (light_league/layers.py, from which
+#: docs/architecture.md's layer table and module map are generated): a module may import from its
+#: own layer and the ones below it, and belongs to the layer of the longest prefix that names it
+LAYERS: list[tuple[str, tuple[str, ...]]] = [(layer.name, tuple(layer.modules)) for layer in layers.LAYERS]
+SIDEWAYS_ALLOWED = layers.SIDEWAYS_ALLOWED
+COMPONENTS = layers.COMPONENTS
 
 
 def module_name(path: Path) -> str:
@@ -105,7 +76,7 @@ def layer_of(module: str) -> int:
             )
             if matches and len(prefix) > best_len:
                 best, best_len = index, len(prefix)
-    assert best is not None, f"{module} is in no layer: add it to LAYERS in {__file__}"
+    assert best is not None, f"{module} is in no layer: add it to LAYERS in {layers.__file__}"
     return best
 
 
@@ -147,6 +118,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_every_module_has_a_layer() -> None:
     for module in package_modules():
         layer_of(module)
+
+
+def test_every_prefix_of_the_map_names_a_module() -> None:
+    """The map names no module that is gone, and each prefix once."""
+    modules = {m.removeprefix(PACKAGE).removeprefix(".") for m in package_modules()}
+    prefixes = [prefix for _, names in LAYERS for prefix in names]
+    assert sorted(p for p in prefixes if p not in modules) == []
+    assert len(prefixes) == len(set(prefixes))
 
 
 @pytest.mark.parametrize("package", [PACKAGE, "envs"])

@@ -11,7 +11,7 @@ import pytest
 from fake_league import FakeLeague, member
 
 from light_league.errors import ConfigError
-from light_league.scheduling.league import (
+from light_league.scheduling.alphastar import (
     ROLE_ENTRY_POINT_GROUP,
     ROLES,
     LeagueExploiterRole,

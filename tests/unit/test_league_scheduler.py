@@ -9,14 +9,14 @@ import pytest
 from fake_league import FakeLeague, league_learners, member
 from pydantic import ValidationError
 
-from light_league.league.agent_pool import AgentType
-from light_league.scheduling.league import (
+from light_league.scheduling.alphastar import (
     LeagueScheduler,
     LeagueSchedulerConfig,
     combine_weights,
     remove_monotonic_suffix,
 )
 from light_league.scheduling.task_scheduler import TrainingTask
+from light_league.types import AgentType
 
 MA, ME, LE = "main_agent_0", "main_exploiter_0", "league_exploiter_0"
 PFSP_ONLY = {"weighting": "pfsp"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from fake_league import FakeLeague, member
 
-from light_league.league.agent_pool import AgentRecord, AgentType
 from light_league.scheduling.psro import PSROScheduler, PSROSchedulerConfig
+from light_league.types import AgentRecord, AgentType
 
 BR = AgentType.BEST_RESPONSE
 

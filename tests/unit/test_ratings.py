@@ -12,9 +12,9 @@ from scipy.optimize import minimize
 
 from light_league.agents.agent_manager import AgentManager
 from light_league.game_theory.elo import Z95, bradley_terry_fit, bradley_terry_ratings
-from light_league.league.agent_pool import AgentType
 from light_league.rollout.episode import MatchResult
 from light_league.run_dir import RunDir
+from light_league.types import AgentType
 
 NAN = float("nan")
 

@@ -13,8 +13,9 @@ import pytest
 from test_payoff_render import league_snapshot, synthetic_snapshot
 
 from light_league.errors import CorruptFileError, LeagueError
-from light_league.tracking.logger import PayoffSnapshot, newest_entries
+from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.payoff_render import focus, parse_payoff_markdown, parse_payoff_text, payoff_csv
+from light_league.tracking.record import newest_entries
 from light_league.tracking.report import (
     REPORT_WIDTH,
     load_payoff_snapshot,
@@ -70,7 +71,7 @@ def test_saved_snapshot_loads_back_with_npy_beside_it(run_dir: Path) -> None:
 
 
 def test_torn_last_line_of_generations_is_ignored(run_dir: Path) -> None:
-    assert [r["generation"] for r in read_generations(run_dir)] == [0, 1, 2]
+    assert [r.generation for r in read_generations(run_dir)] == [0, 1, 2]
 
 
 def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Path) -> None:
@@ -185,7 +186,10 @@ def test_report_shows_each_learners_newest_snapshot_of_the_record(tmp_path: Path
     snap = league_snapshot()
     save_payoff_snapshot(tmp_path, snap)
     elo = {a: 1000.0 for a in snap.agent_ids} | {"scripted_l5": 1400.0, "main_agent_0-v23": 1456.4}
-    record = generation_record(snap) | {"elo": elo, "newest": newest_entries(snap, elo)}
+    record = generation_record(snap) | {
+        "elo": elo,
+        "newest": [e.to_json() for e in newest_entries(snap, elo)],
+    }
     (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
     section = report(tmp_path).split("## Each learner's newest snapshot")[1].split("## ")[0]
     v23, l5 = snap.agent_ids.index("main_agent_0-v23"), snap.agent_ids.index("scripted_l5")
@@ -262,7 +266,7 @@ def test_report_of_a_large_league_fits_100_columns_and_counts_the_rest(tmp_path:
     record = generation_record(snap) | {
         "rating": ratings,
         "rating_ci95": intervals,
-        "newest": newest_entries(snap, ratings, intervals),
+        "newest": [e.to_json() for e in newest_entries(snap, ratings, intervals)],
     }
     (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
     text = report(tmp_path)

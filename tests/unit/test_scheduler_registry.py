@@ -10,7 +10,6 @@ import pytest
 from fake_league import FakeLeague, member
 
 from light_league.errors import ConfigError
-from light_league.league.agent_pool import AgentType
 from light_league.scheduling import (
     ENTRY_POINT_GROUP,
     SCHEDULERS,
@@ -20,6 +19,7 @@ from light_league.scheduling import (
     build_scheduler,
     resolve_scheduler,
 )
+from light_league.types import AgentType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "examples.my_scheduler:HardestFirstScheduler"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from fake_league import FakeLeague, member
 
-from light_league.league.agent_pool import AgentType
 from light_league.scheduling.self_play import SelfPlayScheduler, SelfPlaySchedulerConfig
+from light_league.types import AgentType
 
 MA = "main_agent_0"
 

@@ -26,6 +26,7 @@ from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig, WandbConfig
 from light_league.tracking.console import leaderboard_markdown
 from light_league.tracking.logger import NullLogger, undocumented_keys
+from light_league.tracking.record import GenerationRecord
 from light_league.tracking.tensorboard_logger import TensorBoardLogger
 from light_league.tracking.wandb_logger import RUN_ID_FILE, STEP_KEY, WandbLogger
 
@@ -114,7 +115,9 @@ def test_offline_run_records_the_same_scalar_keys(
     log_generations(logger, snapshots)
     record = {"generation": 2, "population": [{"id": "a", "role": "main_agent"}], "rating": {"a": 1210.4}}
     logger.log_text(
-        "league/leaderboard", leaderboard_markdown(record | {"rating_ci95": {"a": [1170.4, 1250.4]}}), 2
+        "league/leaderboard",
+        leaderboard_markdown(GenerationRecord.from_json(record | {"rating_ci95": {"a": [1170.4, 1250.4]}})),
+        2,
     )
     logger.close()  # waits for the charts still being drawn and logs them
 
