@@ -100,10 +100,7 @@ def validate(config: ExperimentConfig) -> Validated:
             raise ConfigError(
                 f"learner.by_role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
             )
-    kinds = {role: learner_kind(config.learner, role) for role in {*roles, *config.learner.by_role}}
-    for role, kind in kinds.items():
-        kind.settings(config.learner, role)  # each role's merged fields are valid for its kind
-        kind.probe_kind().settings(config.learner, role)
+    kinds = _role_kinds(config, {*roles, *config.learner.by_role})
     _check_average_policy(config, kinds, roles)
     _check_shared_games(config, kinds, roles)
     if config.evaluation.probe.role not in known:
@@ -133,6 +130,15 @@ def validate(config: ExperimentConfig) -> Validated:
                 f"and open_spiel installed, got env {config.env.name!r}; use learner.kind=mappo"
             )
     return Validated(spec, scheduler, learner, {role: kinds[role] for role in roles})
+
+
+def _role_kinds(config: ExperimentConfig, roles: set[str]) -> dict[str, LearnerKind]:
+    """Each role's learner kind, its settings (and its probe kind's) checked."""
+    kinds = {role: learner_kind(config.learner, role) for role in roles}
+    for role, kind in kinds.items():
+        kind.settings(config.learner, role)  # each role's merged fields are valid for its kind
+        kind.probe_kind().settings(config.learner, role)
+    return kinds
 
 
 def _check_reset_sources(

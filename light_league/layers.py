@@ -66,16 +66,16 @@ LAYERS: tuple[Layer, ...] = (
         "algorithms",
         "policies, learners and the exact game-tree evaluator",
         {
-            "algorithms": "the Policy and Learner contracts and the bank hook, MAPPO, tabular policies, "
-            "build_policy (the one way a policy is rebuilt), the exact game-tree evaluator",
+            "algorithms": "the Policy and Learner contracts and the bank hook, MAPPO, the regret learner, "
+            "tabular policies, build_policy (the one way a policy is rebuilt), the exact game-tree evaluator",
         },
     ),
     Layer(
         "rollout",
         "playing games: the episode loop, rollout workers and their manager",
         {
-            "rollout": "the pure episode loop, rollout workers and their manager, banks of frozen policies, "
-            "head-to-head matches with a 95% interval",
+            "rollout": "the pure episode loop and its stream recorder, rollout workers and their manager, "
+            "banks of frozen policies, head-to-head matches with a 95% interval",
         },
     ),
     Layer(
@@ -99,6 +99,7 @@ LAYERS: tuple[Layer, ...] = (
         "the experiment config, assembled from every component's section; the docs rendered from code",
         {
             "config": "ExperimentConfig, the typed config tree (pydantic); load_config()",
+            "learner_config": "LearnerSection: each role's learner kind and settings",
             "config_docs": "docs/configuration.md rendered from the config classes",
             "doc_sections": "the sections of docs/ rendered from the code: the generation record's "
             "fields, the layer table, this module map",

@@ -29,9 +29,9 @@ from light_league.algorithms.base import Learner
 from light_league.algorithms.mappo.learner import MAPPOLearner
 from light_league.algorithms.registry import learner_class, takes_device
 from light_league.algorithms.regret.learner import RegretLearner
-from light_league.config import LearnerSection
 from light_league.config_base import Section
 from light_league.errors import ConfigError
+from light_league.learner_config import LearnerSection
 from light_league.plugins import validate_options
 from light_league.training.exact_br import ExactBRRunner
 from light_league.training.learner_runner import LearnerRunner

@@ -197,14 +197,13 @@ class _Walk:
             m = np.zeros((len(names), self.num_actions), dtype=bool)
             for i, legal in enumerate(self.legal[p]):
                 m[i, legal] = True
-            if infostate_string is not None:
-                bad = [s for s, row in zip(names, o) if infostate_string(row, p) != s]
-                if bad:
-                    raise RuntimeError(f"the env's obs encoding disagrees with OpenSpiel at {bad[0]!r}")
-            elif len({row.tobytes() for row in o}) < len(names):
+            bad = [s for s, row in zip(names, o) if infostate_string and infostate_string(row, p) != s]
+            if bad:
+                raise RuntimeError(f"the env's obs encoding disagrees with OpenSpiel at {bad[0]!r}")
+            if len({row.tobytes() for row in o}) < len(names):  # openspiel:<game> envs' tensors
                 raise RuntimeError(
-                    f"player {p}'s information-state tensors do not tell its {len(names)} information states "
-                    "apart: a policy of the observation cannot be evaluated exactly"
+                    f"player {p}'s information-state tensors do not tell its {len(names)} "
+                    "information states apart: no policy of the observation is evaluated exactly"
                 )
             strings.append(names)
             obs.append(o)
@@ -704,16 +703,3 @@ def expected_payoff_matrix(
     cols = np.stack([_probs(tree, pol)[1] for pol in col_policies])
     r0, r1 = _own_reach(tree, rows, 0), _own_reach(tree, cols, 1)
     return (r0 * (tree.chance_reach * tree.returns[:, 0])) @ r1.T
-
-
-def to_openspiel_policy(env_name: str, policy: Policy) -> Any:
-    """``policy`` as an ``open_spiel.python.policy.TabularPolicy`` (one batched ``log_probs`` call)."""
-    game_name, _ = _check_env(env_name)
-    tree = _tree(env_name)
-    from open_spiel.python import policy as os_policy
-
-    out = os_policy.TabularPolicy(_pyspiel().load_game(game_name))
-    for p, probs in enumerate(_probs(tree, policy)):
-        for name, row in zip(tree.table.strings[p], probs):
-            out.action_probability_array[out.state_lookup[name]] = row
-    return out

@@ -42,6 +42,7 @@ from light_league.algorithms.base import (
 from light_league.data_buffer.episode import SampleBatch
 from light_league.errors import NonFiniteError
 from light_league.rollout.policy_bank import policy_log_probs
+from light_league.rollout.streams import StreamRecorder, with_mirror
 from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult, pack_results, unpack_results
 
 __all__ = [
@@ -263,7 +264,7 @@ class EpisodeLoop:
             self._owner = learner_id
             self._assign(np.ones(self.env.num_envs, dtype=bool), cdf, draw_ids, learner_seat, generation)
         policies = self._collect_policies(learner, opponents)
-        rec = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps, hidden_dim(learner))
+        rec = StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps, hidden_dim(learner))
         mirrored = self._mirror_recorder(learner, learner_id, num_steps) if mirror else None
         results: list[MatchResult] = []
         learner_rows = np.arange(self.env.num_envs)[:, None]
@@ -291,19 +292,19 @@ class EpisodeLoop:
             np.asarray(boot, dtype=np.float32), self.spec, policy_version, num_steps * self.env.num_envs
         )
         if mirrored is not None:
-            batch = _with_mirror(batch, mirrored[0], self.spec, policy_version)
+            batch = with_mirror(batch, mirrored[0], self.spec, policy_version)
         return RolloutResult(batch, results, num_steps * self.env.num_envs, len(results))
 
     def _mirror_recorder(
         self, learner: Policy, learner_id: str, num_steps: int
-    ) -> tuple[_StreamRecorder, Callable[[int], Played]]:
+    ) -> tuple[StreamRecorder, Callable[[int], Played]]:
         """A recorder of the opponent seat's decisions where the learner plays itself, and for
         each step ``t`` the ``played`` hook of :meth:`_act` that feeds it."""
         if hidden_dim(learner):
             raise ValueError(
                 "mirror streams need a feed-forward learner policy (its hidden states are not kept)"
             )
-        recorder = _StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
+        recorder = StreamRecorder(self.env.num_envs, self.spec.team_size, num_steps)
         team_idx = self._team_idx
 
         def hook(t: int) -> Played:
@@ -396,7 +397,7 @@ class EpisodeLoop:
         learner: TrainablePolicy,
         agents: np.ndarray,
         actions: np.ndarray,
-        rec: _StreamRecorder,
+        rec: StreamRecorder,
         t: int,
     ) -> None:
         """The learner's acting agents in one ``evaluate`` call; fills ``actions`` and records them."""
@@ -617,133 +618,3 @@ def mirrored_halves(
     if any(waiting.values()) or not first:
         return None
     return first, [(b, a, n) for a, b, n in first]
-
-
-def _with_mirror(batch: SampleBatch, recorder: _StreamRecorder, spec: EnvSpec, version: int) -> SampleBatch:
-    """``batch`` with the recorder's streams that hold a decision appended as mirror streams."""
-    mirrored = recorder.build(np.zeros(recorder.n, dtype=np.float32), spec, version, 0)
-    mirrored = mirrored.streams(np.asarray(mirrored.valid.any(axis=0)))
-    joined = SampleBatch.concat([batch, mirrored]) if mirrored.shape[1] else batch
-    flags = np.zeros(joined.shape[1], dtype=bool)
-    flags[batch.shape[1] :] = True
-    joined.mirror = flags
-    return joined
-
-
-class _StreamRecorder:
-    """Collects the learner's decisions per stream (game × team position) and compacts them."""
-
-    def __init__(self, num_envs: int, team: int, num_steps: int, hidden_dim: int = 0) -> None:
-        self.team = team
-        n = num_envs * team
-        self.n = n
-        self.hidden_dim = hidden_dim  #: width of the learner's hidden states (0: it has none)
-        self.rows: list[
-            tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-        ] = []
-        self.hidden: list[np.ndarray] = []
-        self.count = np.zeros(n, dtype=np.int64)  # decisions recorded per stream
-        self.last = np.full(n, -1, dtype=np.int64)  # flat index of each stream's pending decision
-        self.rewards = np.zeros(num_steps * n, dtype=np.float32)
-        self.dones = np.zeros(num_steps * n, dtype=bool)
-        self.seats = np.zeros(num_steps * n, dtype=np.int8)
-        self.total = 0
-
-    def add_decisions(
-        self,
-        t: int,
-        stream: np.ndarray,
-        obs: np.ndarray,
-        state: np.ndarray,
-        mask: np.ndarray,
-        actions: np.ndarray,
-        logp: np.ndarray,
-        values: np.ndarray,
-        hidden: np.ndarray | None = None,
-        *,
-        seat: np.ndarray,
-    ) -> None:
-        self.rows.append((t, stream, obs, state, mask, actions, logp, values))
-        if hidden is not None:
-            self.hidden.append(hidden)
-        flat = self.total + np.arange(stream.size)
-        self.seats[flat] = seat
-        self.last[stream] = flat
-        self.count[stream] += 1
-        self.total += stream.size
-
-    def add_rewards(self, reward: np.ndarray) -> None:
-        """``reward`` (B, K): credit each stream's pending decision (dropped if none yet)."""
-        r = reward.reshape(-1)
-        hit = (self.last >= 0) & (r != 0)
-        self.rewards[self.last[hit]] += r[hit]
-
-    def end_episodes(self, games: np.ndarray) -> None:
-        streams = (games[:, None] * self.team + np.arange(self.team)[None, :]).reshape(-1)
-        pending = self.last[streams]
-        self.dones[pending[pending >= 0]] = True
-        self.last[streams] = -1
-
-    def build(self, boot: np.ndarray, spec: object, version: int, env_steps: int) -> SampleBatch:
-        from envs.base import EnvSpec
-
-        assert isinstance(spec, EnvSpec)
-        t_max = max(int(self.count.max()), 1)
-        n = self.n
-        obs = np.zeros((t_max, n, spec.obs_dim), dtype=np.float32)
-        state = np.zeros((t_max, n, spec.state_dim), dtype=np.float32)
-        mask = np.zeros((t_max, n, spec.num_actions), dtype=bool)
-        actions = np.zeros((t_max, n), dtype=np.int64)
-        logp = np.zeros((t_max, n), dtype=np.float32)
-        values = np.zeros((t_max, n), dtype=np.float32)
-        valid = np.zeros((t_max, n), dtype=bool)
-        pos = np.zeros(n, dtype=np.int64)
-        flat_time = np.zeros(self.total, dtype=np.int64)
-        flat_stream = np.zeros(self.total, dtype=np.int64)
-        offset = 0
-        for _, stream, o, s, m, a, lp, v in self.rows:
-            ti = pos[stream]
-            obs[ti, stream] = o
-            state[ti, stream] = s
-            mask[ti, stream] = m
-            actions[ti, stream] = a
-            logp[ti, stream] = lp
-            values[ti, stream] = v
-            valid[ti, stream] = True
-            flat_time[offset : offset + stream.size] = ti
-            flat_stream[offset : offset + stream.size] = stream
-            offset += stream.size
-            pos[stream] += 1
-        rewards = np.zeros((t_max, n), dtype=np.float32)
-        dones = np.zeros((t_max, n), dtype=bool)
-        rewards[flat_time, flat_stream] = self.rewards[: self.total]
-        dones[flat_time, flat_stream] = self.dones[: self.total]
-        seat = np.zeros((t_max, n), dtype=np.int8)
-        seat[flat_time, flat_stream] = self.seats[: self.total]
-        hidden = None
-        if self.hidden_dim:
-            hidden = np.zeros((t_max, n, self.hidden_dim), dtype=np.float32)
-            if self.hidden:
-                hidden[flat_time, flat_stream] = np.concatenate(self.hidden)
-        # streams whose last decision ended an episode bootstrap from 0
-        last_done = np.zeros(n, dtype=bool)
-        has = self.count > 0
-        last_done[has] = dones[self.count[has] - 1, np.nonzero(has)[0]]
-        boot = np.where(last_done | ~has, 0.0, boot).astype(np.float32)
-        return SampleBatch(
-            obs=obs,
-            state=state,
-            action_mask=mask,
-            agent_idx=np.tile(np.arange(self.team), n // self.team),
-            actions=actions,
-            logp=logp,
-            values=values,
-            rewards=rewards,
-            dones=dones,
-            valid=valid,
-            bootstrap_values=boot,
-            policy_version=version,
-            env_steps=env_steps,
-            hidden=hidden,
-            seat=seat,
-        )

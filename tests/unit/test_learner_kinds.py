@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "examples.my_learner:AnnealedEntropyLearner"
 #: where a learner-kind name may be written: the table and the config schema; and where "mappo"
 #: names the MAPPO policy's kind (its meta, its loader), a different table
-ALLOWED = {"light_league/learner_kinds.py", "light_league/config.py"}
+ALLOWED = {"light_league/learner_kinds.py", "light_league/learner_config.py"}
 POLICY_KIND = {"light_league/algorithms/mappo/learner.py", "light_league/algorithms/registry.py"}
 
 

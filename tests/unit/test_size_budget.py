@@ -21,15 +21,13 @@ FUNCTION_LINES = 60
 #: modules over the budget, with their size when it came (they may not grow)
 MODULE_EXCEPTIONS = {
     "light_league/tracking/record.py": 774,  # the generation record: a docstring per field
-    "light_league/algorithms/mappo/learner.py": 724,  # MAPPOLearner: being cut to 400 lines
     "light_league/algorithms/game_tree.py": 713,
-    "light_league/rollout/episode.py": 665,
+    "light_league/rollout/episode.py": 620,
     "light_league/build.py": 645,
     "light_league/scheduling/alphastar.py": 631,
     "light_league/tracking/console.py": 601,
     "light_league/tracking/payoff_render.py": 575,
     "light_league/algorithms/mappo/policy.py": 557,
-    "light_league/config.py": 504,
 }
 
 #: functions over the budget (``path::Class.method``), with their size when it came
@@ -46,14 +44,13 @@ FUNCTION_EXCEPTIONS = {
     "light_league/evaluation/probe.py::Probe.run": 67,
     "light_league/algorithms/game_tree.py::soft_equilibrium": 66,
     "light_league/training/average.py::mixture_decisions": 64,
-    "light_league/build.py::validate": 62,
     "light_league/game_theory/elo.py::bradley_terry_fit": 61,
 }
 
 #: parts with a budget tighter than the rest: the AgentManager stays a facade over its parts
 #: (statistics, solver branching and each part's saved state live in MetaGame, GameRecords,
 #: LearnerBook and game_theory/)
-TIGHTER = {"light_league/agents/agent_manager.py": 250}
+TIGHTER = {"light_league/agents/agent_manager.py": 250, "light_league/algorithms/mappo/learner.py": 410}
 
 
 def module_sizes() -> dict[str, int]:
