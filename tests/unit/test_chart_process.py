@@ -58,6 +58,7 @@ def decode(png: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
 
 
+@pytest.mark.integration
 def test_charts_from_the_child_are_the_charts_drawn_in_process() -> None:
     snapshot = synthetic_snapshot(4, n=6)
     collect = Collect()
@@ -72,6 +73,7 @@ def test_charts_from_the_child_are_the_charts_drawn_in_process() -> None:
     assert (heatmap.height, heatmap.width) == payoff_heatmap_png(snapshot).shape[:2]
 
 
+@pytest.mark.integration
 def test_submit_returns_while_the_child_is_stuck_and_every_chart_is_drawn_in_order() -> None:
     collect = Collect()
     renderer = ChartRenderer(collect, max_pending=2, startup_cpu_s=0.0)
@@ -92,6 +94,7 @@ def test_submit_returns_while_the_child_is_stuck_and_every_chart_is_drawn_in_ord
     assert renderer.failed == [] and renderer.drawn == 10
 
 
+@pytest.mark.integration
 def test_the_child_rests_to_stay_within_its_cpu_budget() -> None:
     """While the child is over its budget, snapshots wait (in order) and close draws them all."""
     collect = Collect()
@@ -105,6 +108,7 @@ def test_the_child_rests_to_stay_within_its_cpu_budget() -> None:
     assert renderer.close() and collect.generations == [0, 1, 2, 3, 4, 5]
 
 
+@pytest.mark.integration
 def test_a_killed_child_is_replaced_and_the_charts_it_held_are_drawn_again() -> None:
     collect = Collect()
     renderer = ChartRenderer(collect, startup_cpu_s=0.0)
@@ -122,6 +126,7 @@ def test_a_killed_child_is_replaced_and_the_charts_it_held_are_drawn_again() -> 
     assert sorted(set(collect.generations)) == [0, 1, 2] and renderer.failed == []
 
 
+@pytest.mark.integration
 def test_close_draws_what_waits_without_resting() -> None:
     collect = Collect()
     renderer = ChartRenderer(collect, busy_fraction=0.01, startup_cpu_s=0.0)  # rests ~100 x its CPU time
@@ -133,6 +138,7 @@ def test_close_draws_what_waits_without_resting() -> None:
     assert collect.generations == [0, 1] and time.monotonic() - started < 30
 
 
+@pytest.mark.integration
 def test_charts_are_drawn_in_process_when_no_child_can_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     collect = Collect()
@@ -143,6 +149,7 @@ def test_charts_are_drawn_in_process_when_no_child_can_start(monkeypatch: pytest
     assert renderer.close() and collect.generations == [0, 1]
 
 
+@pytest.mark.integration
 def test_close_gives_up_on_a_stuck_child_after_its_timeout() -> None:
     collect = Collect()
     renderer = ChartRenderer(collect, startup_cpu_s=0.0)
@@ -159,6 +166,7 @@ def test_close_gives_up_on_a_stuck_child_after_its_timeout() -> None:
         os.kill(pid, 0)
 
 
+@pytest.mark.integration
 def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
     """A kill while the images are being drawn loses no generation's scalars or table."""
     logger = TensorBoardLogger(tmp_path / "tensorboard")
@@ -193,6 +201,7 @@ def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
     assert {0, 1, 2, 3} <= {e.step for e in acc.Images("league/meta_strategy")}
 
 
+@pytest.mark.integration
 def test_resume_draws_nothing_again_when_the_images_were_written(tmp_path: Path) -> None:
     logger = TensorBoardLogger(tmp_path / "tensorboard")
     log_generations(logger, [synthetic_snapshot(0), synthetic_snapshot(1)])
@@ -203,6 +212,7 @@ def test_resume_draws_nothing_again_when_the_images_were_written(tmp_path: Path)
     assert [e.step for e in acc.Images("league/payoff_heatmap")] == [0, 1]
 
 
+@pytest.mark.integration
 def test_the_child_starts_once_the_budget_affords_its_start() -> None:
     collect = Collect()
     renderer = ChartRenderer(collect, busy_fraction=0.25, startup_cpu_s=0.5)  # 2 s after creation
@@ -214,6 +224,7 @@ def test_the_child_starts_once_the_budget_affords_its_start() -> None:
     assert renderer.close()
 
 
+@pytest.mark.integration
 def test_wait_starts_the_child_at_once() -> None:
     collect = Collect()
     renderer = ChartRenderer(collect, startup_cpu_s=100.0)  # would start after 400 s

@@ -57,6 +57,7 @@ def test_a_changed_number_in_the_data_makes_the_figure_stale(tmp_path: Path) -> 
     assert f"| 0 | {first['wall_s']:.0f} |" in (docs / "league.md").read_text()
 
 
+@pytest.mark.integration
 def test_a_bench_out_file_renders_with_its_command_machine_and_versions(tmp_path: Path) -> None:
     out = tmp_path / "meta_stability.txt"
     command = [

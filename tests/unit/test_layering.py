@@ -62,6 +62,7 @@ def test_the_agent_manager_stays_a_facade() -> None:
     assert lines < 250, f"agent_manager.py has {lines} lines; move what grew into one of its parts"
 
 
+@pytest.mark.integration
 def test_the_local_path_never_loads_ray() -> None:
     code = (
         "import sys, light_league.runner, light_league.build, light_league.cli, envs; "
@@ -71,6 +72,7 @@ def test_the_local_path_never_loads_ray() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.integration
 def test_reading_a_config_or_the_help_loads_neither_torch_nor_matplotlib() -> None:
     """A typo in a config is answered in well under a second: checking it imports no learner or
     chart code (torch alone costs 2-3 s to import on a 2-core machine)."""

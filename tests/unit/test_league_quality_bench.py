@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from light_league.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.integration
 def test_marks_read_each_output_at_the_given_seconds(tmp_path: Path) -> None:
     run_dir = tmp_path / "kuhn"
     overrides = ["stop.max_generations=2", "stop.max_wall_s=null", "logging.tensorboard=false"]

@@ -152,6 +152,7 @@ def test_a_lagged_batch_is_weighed_against_the_policy_that_played_it() -> None:
     assert np.abs(behaviour_1 - current_1).max() > 1e-3  # second: the policy moved since it played
 
 
+@pytest.mark.integration
 @pytest.mark.ray
 def test_on_ray_the_workers_play_while_the_learners_update(ray_session: None) -> None:
     from light_league.execution.ray_executor import RayExecutor

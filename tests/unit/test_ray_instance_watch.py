@@ -37,6 +37,7 @@ def stand_in() -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
 
 
+@pytest.mark.integration
 def test_a_core_process_that_exits_is_reported_at_once(reports: list[Exception]) -> None:
     proc = stand_in()
     watch = ray_executor._InstanceWatch({os.pidfd_open(proc.pid): "raylet"})
@@ -56,6 +57,7 @@ def test_a_core_process_that_exits_is_reported_at_once(reports: list[Exception])
         proc.wait()
 
 
+@pytest.mark.integration
 def test_a_stopped_watch_says_nothing_and_stops_once(reports: list[Exception]) -> None:
     proc = stand_in()
     watch = ray_executor._InstanceWatch({os.pidfd_open(proc.pid): "gcs_server"})
