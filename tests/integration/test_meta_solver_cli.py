@@ -148,6 +148,7 @@ def test_sampled_run_writes_intervals_stability_and_logged_keys(tmp_path: Path) 
             "stop.max_generations=3",
             "evaluation.episodes_per_pair=16",
             "league.meta_solver=qre",
+            "league.meta_stability_max_s=3600",  # all 100 draws on any machine (the budget is a clock)
             "logging.member_scalars=true",
         ]
     )
