@@ -267,6 +267,7 @@ def policy_entropy(learner: MAPPOLearner, batch: SampleBatch) -> float:
     return float(-(np.where(p > 0, p * logp, 0.0)).sum(axis=1).mean())
 
 
+@pytest.mark.slow  # a learning threshold: trains a learner, then checks it reached a bar
 def test_entropy_target_holds_entropy_where_a_fixed_coefficient_collapses_it() -> None:
     """On the bandit a fixed small coefficient drives entropy far below 0.6 x ln(4); the adaptive
     coefficient rises until the entropy sits near that target."""
