@@ -1,6 +1,7 @@
 """Shared test settings: the test tiers and the unit tier's guard, no network, no W&B, one Ray
-instance per session (only for `ray` tests), and one tiny finished Kuhn league for the tests of
-the benches that read runs.
+instance per session (only for `ray` tests), and finished tiny runs made once per session for the
+tests that read one (a Kuhn league for the benches, a rock-paper-scissors league for the commands
+that read a run; a test that changes a run works on a copy).
 
 Tiers (docs/architecture.md, "Tests"): a test marked ``slow`` is in the slow tier; else a test
 under ``tests/integration/`` or marked ``integration`` is in the integration tier; every other test
@@ -106,7 +107,7 @@ class UnitTierGuard:
 _guards: dict[str, UnitTierGuard] = {}
 #: session fixtures that start a run or Ray: a unit test that asks for one fails before its setup,
 #: whether or not an integration test of the session has already built it
-RUN_FIXTURES = {"ray_session", "tiny_kuhn_league"}
+RUN_FIXTURES = {"ray_session", "tiny_kuhn_league", "tiny_rps_run"}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -193,4 +194,17 @@ def tiny_kuhn_league(tmp_path_factory: pytest.TempPathFactory, tiny_kuhn_overrid
     run = tmp_path_factory.mktemp("tiny_kuhn_league") / "run"
     argv = ["--config", str(root / "expr_configs" / "league_kuhn.yaml"), "--run-dir", str(run)]
     assert main([*argv, *tiny_kuhn_overrides, "logging.console=quiet"]) == 0
+    return run
+
+
+@pytest.fixture(scope="session")
+def tiny_rps_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished ``rps_tiny.yaml`` run of two generations, 64 games per pairing (seconds); read it,
+    or copy it (``shutil.copytree``, its ``.lock`` left behind) to change it."""
+    from light_league.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    run = tmp_path_factory.mktemp("tiny_rps_run") / "run"
+    argv = ["--config", str(root / "expr_configs" / "rps_tiny.yaml"), "--run-dir", str(run)]
+    assert main([*argv, "stop.max_generations=2", "evaluation.episodes_per_pair=64"]) == 0
     return run
