@@ -20,7 +20,7 @@ For each method the output gives, per setting, the games spent and the TV distan
 "fewest games" of a method is its cheapest setting from which on (this one and every more
 expensive one) the worst seed is within ``--target``; the ratio is fixed / adaptive.
 
-    python bench/adaptive_evaluation.py --run runs/docs_league --out docs/data/adaptive_evaluation.txt
+    python bench/adaptive_evaluation.py --run runs/docs_league --out notes/data/adaptive_evaluation.txt
     python bench/adaptive_evaluation.py --quick            # baselines only, tiny (a smoke run)
 
 The reference table is cached in ``--reference`` (JSON, with how it was made); a rerun with the

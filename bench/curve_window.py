@@ -6,7 +6,7 @@ snapshot that can sit on a high or a low point of the last generations' spread. 
 and averages each seed's points inside ``--window FROM TO`` seconds: a calmer figure of where a
 setting settles. It also prints each seed's last point in the window (what the 120 s mark reads)::
 
-    python bench/curve_window.py docs/data/tuning/kuhn_main_lr_floor.txt --window 90 120
+    python bench/curve_window.py notes/data/tuning/kuhn_main_lr_floor.txt --window 90 120
 
 Per method (``main``, ``meta``, ``average``; a ``--variant`` label prefixes it): each seed's window
 mean, then the mean and the worst seed; the same for the last points.

@@ -13,7 +13,7 @@ shows *how* a policy plays.
     python bench/learner_vs_fixed.py --variants default mb4 --seeds 0 1 2 --updates 300
     python bench/learner_vs_fixed.py --list                     # the named variants
     python bench/learner_vs_fixed.py --ladder                   # the fixed policies' own table
-    python bench/learner_vs_fixed.py ... --out docs/data/tuning/battalion_direct.txt
+    python bench/learner_vs_fixed.py ... --out notes/data/tuning/battalion_direct.txt
 
 Variants run one after another in one process (interleaved by seed), so their timings are
 comparable on a quiet machine; the figures that matter are per update, not per second.

@@ -13,7 +13,7 @@ alone (our fallback path) for reference. OpenSpiel's game object is built outsid
 
     python bench/nash_solver.py               # full
     python bench/nash_solver.py --quick       # smoke run (sizes 10 and 50, two repeats)
-    python bench/nash_solver.py --markdown    # the table as markdown (for docs/notes/benchmarks.md)
+    python bench/nash_solver.py --markdown    # the table as markdown (for notes/benchmarks.md)
 
 Targets: ours >= 10x faster than OpenSpiel's LP at 200 policies; game values equal within 1e-6.
 """

@@ -16,7 +16,7 @@ games. This bench asks whether any policy written down by hand does. Every candi
   the battalion its shot would hit).
 
     python bench/scripted_headroom.py                          # 1,024 games a candidate
-    python bench/scripted_headroom.py --out docs/data/tuning/battalion_headroom.txt
+    python bench/scripted_headroom.py --out notes/data/tuning/battalion_headroom.txt
     python bench/scripted_headroom.py --opponent scripted_l4   # the same candidates against level 4
 
 ``--opponent`` (``scripted_l3``, ``scripted_l4`` or ``scripted_l5``) names the level every

@@ -7,10 +7,10 @@ times. A generation's time is the difference of consecutive ``wall_s`` in ``gene
 Prints the median seconds per generation of each side and their ratio, and how many generations
 of each TensorBoard run got their heatmap and Nash chart (the charts are drawn in a child process
 on a budget, see ``light_league/tracking/chart_process.py``); ``--out FILE`` also writes
-them as JSON (``docs/data/tensorboard_cost.json`` is what docs/notes/benchmarks.md shows, see
+them as JSON (``notes/data/tensorboard_cost.json`` is what notes/benchmarks.md shows, see
 ``tools/regenerate_docs.py``).
 
-    python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json
+    python bench/tensorboard_cost.py --out notes/data/tensorboard_cost.json
     python bench/tensorboard_cost.py --quick
 """
 

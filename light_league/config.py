@@ -70,7 +70,7 @@ class ExecutionSection(Section):
     """Acting and learning overlapped: the workers play the next round while the learners update
     on the last one (each update then trains on trajectories of the version before it, one
     version of policy lag, corrected in the PPO ratio; see docs/architecture.md). Off by default:
-    on 2 cores both phases already keep the cores busy (docs/notes/benchmarks.md, "League
+    on 2 cores both phases already keep the cores busy (notes/benchmarks.md, "League
     throughput"); it pays where cores or a GPU would otherwise idle."""
     address: str | None = None
     """Ray cluster address: ``None`` starts a local instance, ``auto`` joins a running cluster."""
@@ -136,7 +136,7 @@ class EvaluationSection(Section):
     """Games per ordered pairing when a new member meets every other member (per seat order; 1 to
     1,000,000), or ``adaptive``: new pairings get ``adaptive_batch`` games, then the rest of
     ``adaptive_budget`` goes, in rounds, to the cells most likely to change which members the
-    meta-strategy uses (see docs/league.md; measured in docs/notes/benchmarks.md, "Adaptive
+    meta-strategy uses (see docs/league.md; measured in notes/benchmarks.md, "Adaptive
     evaluation")."""
     adaptive_budget: int = Field(2000, ge=1, le=100_000_000)
     """``adaptive``: most evaluation games per generation (new pairings are always played once;

@@ -1,4 +1,4 @@
-"""Regenerate the measured figures in docs/ from the files scripts wrote (``docs/data/``).
+"""Regenerate the measured figures of the user pages in docs/ from the files scripts wrote (``docs/data/``).
 
 Each figure is a block in a doc between two markers::
 
@@ -28,8 +28,6 @@ Data sets and how to renew them:
   caption the ``league_run_screenshot`` figure is);
 - ``psro_kuhn_run``: ``python main.py --config expr_configs/psro_kuhn.yaml --run-dir runs/docs_kuhn``,
   then ``python tools/regenerate_docs.py --capture psro_kuhn_run runs/docs_kuhn``;
-- ``tensorboard_cost``: ``python bench/tensorboard_cost.py --out docs/data/tensorboard_cost.json``,
-  then ``python tools/regenerate_docs.py --only tensorboard_cost``;
 - ``league_leduc_run``, ``rps_tiny_run``, ``league_recall_run``: ``python main.py --config
   expr_configs/league_leduc.yaml`` (``rps_tiny.yaml``, ``league_recall.yaml``) ``--run-dir RUN_DIR``,
   then ``--capture league_leduc_run RUN_DIR`` (``rps_tiny_run``, ``league_recall_run``);
@@ -39,12 +37,10 @@ Data sets and how to renew them:
   figure names with ``--out docs/data/FILE`` added (``bench/bench_output.py`` writes the command,
   date, CPUs, load average and versions as the file's first lines), with ``PYTHONPATH=.`` so that
   the bench imports this checkout, then ``python tools/regenerate_docs.py --only FIGURE``.
-  ``--list`` shows which file each figure reads;
-- ``adaptive_evaluation``: ``python bench/adaptive_evaluation.py --run runs/docs_league --reference
-  docs/data/adaptive_evaluation_reference.json --cache CACHE --out docs/data/adaptive_evaluation.txt``
-  (the ``league_run`` run; the reference table is read from its file when it is there), then
-  ``python tools/regenerate_docs.py --only adaptive_evaluation``; ``adaptive_evaluation_before``
-  is the same bench on the allocation before it was changed (see docs/notes/benchmarks.md).
+  ``--list`` shows which file each figure reads.
+
+The lab notebooks (``notes/``) are not regenerated: their figures are frozen text, and the data
+only they use lives in ``notes/data/``.
 """
 
 from __future__ import annotations
@@ -530,26 +526,6 @@ def league_worth(data: Path) -> dict[str, Any]:
     }
 
 
-def render_league_worth(data: Path) -> str:
-    """The verdicts of "The main agent is the product" on battalion, then the bench's output."""
-    q = league_worth(data)
-    seeds = sorted(q["duel"])
-    worst_duel = min(q["duel"].values())
-    scripted = [n for n in q["names"] if n.startswith("scripted")]
-    worst_fixed = {n: min(q["fixed"][s][n][0] for s in seeds) for n in scripted}
-    low = min(worst_fixed, key=lambda n: worst_fixed[n])
-    probe_league = max(a for a, _ in q["probe"].values())
-    probe_self = max(b for _, b in q["probe"].values())
-    return (
-        f"Seeds {', '.join(map(str, seeds))}: the league's newest main agent scores {worst_duel:.3f} on its worst seed "
-        f"against the self-play run's (bar: at least 0.55, {_met(worst_duel >= 0.55)}); the probe wins at most "
-        f"{probe_league:.3f} against the league's main agent and up to {probe_self:.3f} against the self-play one "
-        f"(bar: no more against the league's, {_met(probe_league <= probe_self)}); against the scripted levels "
-        f"the league's main agent scores at least {worst_fixed[low]:.3f} ({low}, its worst seed; bar: at least "
-        f"0.5 against every level, {_met(worst_fixed[low] >= 0.5)}). " + render_bench_text(data)
-    )
-
-
 def render_results_battalion_worth(data: Path) -> str:
     """One sentence for results.md: league.yaml against plain self-play of the same wall time."""
     q = league_worth(data)
@@ -661,29 +637,6 @@ def _minutes(seconds: float) -> str:
     return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
 
 
-def render_tensorboard_cost(data: Path) -> str:
-    result = json.loads(data.read_text(encoding="utf-8"))
-    versions = ", ".join(f"{k} {v}" for k, v in result["versions"].items())
-    load = result["load_average_before"][0], result["load_average_after"][0]
-    return (
-        f"Command: `{result['command']}`, started {result['started']} on {result['machine']['cpus']} CPUs "
-        f"({result['machine']['platform']}; load average {load[0]:.1f} before, {load[1]:.1f} after; "
-        f"{versions}). `{result['config']}`, {result['generations']} generations, {result['repeats']} runs "
-        f"per side: a generation took {result['seconds_per_generation_on']:.3f} s with TensorBoard and "
-        f"{result['seconds_per_generation_off']:.3f} s without, **{result['ratio']:.2f}x**."
-        + _images_drawn(result)
-    )
-
-
-def _images_drawn(result: dict[str, Any]) -> str:
-    """How many generations of each TensorBoard run got images (charts drawn on a CPU budget)."""
-    drawn = result.get("generations_with_images")
-    if not drawn:
-        return ""
-    counts = ", ".join(str(n) for n in drawn)
-    return f" Generations with a heatmap and Nash chart, per TensorBoard run: {counts} of {result['generations']}."
-
-
 def render_bench_text(data: Path) -> str:
     """A bench's text output: its ``# ...`` header lines as a sentence, the rest as a code block
     (``bench/league_quality.py`` writes ``# command: ...`` and ``# <date>; <machine>`` first)."""
@@ -715,28 +668,6 @@ def render_probe_validity(data: Path) -> str:
     return verdict + render_bench_text(data)
 
 
-def render_probe_league(data: Path) -> str:
-    """``bench/probe_league.py --credibility``: the credibility verdicts, the probe's seconds, then its
-    output."""
-    text = data.read_text(encoding="utf-8")
-    bars = {"random": 0.9, "scripted_l1": 0.9, "generation 0's main agent": 0.9, "scripted_l5": 0.52}
-    parts = []
-    for label, bar in bars.items():
-        m = re.search(rf"^\s+{re.escape(label)}\s+([\d.]+) \[", text, re.M)
-        if m:
-            parts.append(f"{label} {float(m[1]):.3f} (bar {bar}, {_met(float(m[1]) >= bar)})")
-    seconds = re.search(r"; (\d+)-(\d+) s per probe", text)
-    out = ""
-    if parts:
-        out += "The default probe's win rate against targets it should beat: " + "; ".join(parts) + ". "
-    if seconds:
-        out += (
-            f"Each probe took {seconds[1]}-{seconds[2]} s (bar: within 300 s on 2 cores, "
-            f"{_met(int(seconds[2]) <= 300)}). "
-        )
-    return out + render_bench_text(data)
-
-
 def _bench_lines(data: Path) -> list[str]:
     """The output lines of a bench's ``--out`` file (its ``# ...`` header left out)."""
     return [line for line in data.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
@@ -749,84 +680,6 @@ def _met(ok: bool) -> str:
 def _span(values: list[float], fmt: str = "{:.2f}") -> str:
     low, high = min(values), max(values)
     return fmt.format(low) if fmt.format(low) == fmt.format(high) else f"{fmt.format(low)}-{fmt.format(high)}"
-
-
-def render_env_throughput(data: Path) -> str:
-    """Env throughput with the target read from its rows: batched >= 20x per-game at B = 1024 for
-    battalion and leduc_poker."""
-    rows = {}
-    for line in _bench_lines(data):
-        m = re.match(r"^(.+?)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)x$", line.strip())
-        if m:
-            rows[(m[1], int(m[2]))] = float(m[5])
-    at = {env: rows[(env, 1024)] for env in ("battalion 2v2", "leduc_poker")}
-    verdict = ", ".join(f"{env} {ratio:.1f}x" for env, ratio in at.items())
-    return (
-        render_bench_text(data)
-        + "\n\nTarget, batched at least 20x the per-game loop at B = 1024 for battalion and leduc_poker: "
-        + f"{_met(all(r >= 20 for r in at.values()))} ({verdict})."
-    )
-
-
-def render_rollout_throughput(data: Path) -> str:
-    """Rollout throughput with the local backend's target (framework / raw at least 0.8) and the
-    spread of the Ray rows read from its rows."""
-    rows: dict[str, list[tuple[float, int]]] = {}
-    for line in _bench_lines(data):
-        m = re.match(r"^.+?\s+(local|ray) x(\d)\s+[\d,]+\s+[\d,]+\s+([\d.]+)\s+(\d+)%$", line.strip())
-        if m:
-            rows.setdefault(f"{m[1]} x{m[2]}", []).append((float(m[3]), int(m[4])))
-    local = [r for r, _ in rows.get("local x1", [])]
-    parts = [
-        "Target, framework / raw at least 0.8 on the local backend: "
-        + f"{_met(bool(local) and min(local) >= 0.8)} ({_span(local)})."
-    ]
-    ray = {k: v for k, v in rows.items() if k.startswith("ray")}
-    if ray:
-        spans = "; ".join(
-            f"{k.replace('ray x', '')} worker{'s' if not k.endswith('x1') else ''} {_span([r for r, _ in v])}"
-            for k, v in sorted(ray.items())
-        )
-        inside = [share for v in ray.values() for _, share in v]
-        parts.append(f"Ray, framework / raw: {spans}; `in-worker` {_span(inside, '{:.0f}')}%.")
-    backends = [
-        (float(m[1]), float(m[2]))
-        for line in _bench_lines(data)
-        if (m := re.match(r"^.+?\s+([\d.]+)\s+([\d.]+)$", line.strip())) and " x" not in line
-    ]
-    if backends:
-        one = [a for a, _ in backends]
-        two = [b for _, b in backends]
-        parts.append(
-            f"Targets, Ray x1 at least 0.85 of the local backend: {_met(min(one) >= 0.85)} ({_span(one)}); "
-            f"Ray x2 at least 1.3 times Ray x1: {_met(min(two) >= 1.3)} ({_span(two)})."
-        )
-    return render_bench_text(data) + "\n\n" + " ".join(parts)
-
-
-def render_league_throughput(data: Path) -> str:
-    """The league throughput bench with the target read from its ratio lines: league.yaml's env
-    steps per second at least 1.5 times those of the code the target was set on (the bench's
-    first side), in every repeat; and the bound the busy share of the cores puts on any overlap."""
-    text = data.read_text(encoding="utf-8")
-    ratios = {
-        m[1]: [float(v) for v in m[2].split()]
-        for m in re.finditer(r"^env steps/s, (.+?) / .+?, per repeat: ([\d. ]+) \(median", text, re.M)
-    }
-    parts = []
-    if ratios:
-        best = max(min(v) for v in ratios.values())
-        spans = "; ".join(f"{label}: {_span(v)}" for label, v in ratios.items())
-        parts.append(
-            f"Target, env steps per second at least 1.5 times the first side's: {_met(best >= 1.5)} ({spans})."
-        )
-    busy = [float(v) for v in re.findall(r"busy share of the \d+ cores:\s+([\d.]+)", text)]
-    if busy:
-        parts.append(
-            f"The cores were {_span(busy)} busy, so no overlap can gain more than "
-            f"{1 / max(busy):.2f}-{1 / min(busy):.2f}x on this machine."
-        )
-    return render_bench_text(data) + ("\n\n" + " ".join(parts) if parts else "")
 
 
 def render_recurrent_memory(data: Path) -> str:
@@ -865,28 +718,6 @@ def render_recurrent_throughput(data: Path) -> str:
     )
 
 
-def render_resume_long_run(data: Path) -> str:
-    """The resume bench with its targets read from its table: the resume with no generation left
-    peaks below 1 GB and takes at most 30 s of wall time."""
-    rows = {}
-    for line in _bench_lines(data):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0] == "this checkout" and cells[2] != "wall s":
-            rows[cells[1]] = (float(cells[2]), float(cells[3]), float(cells[4]))
-    wall, cpu, rss = rows["resume, no generation left"]
-    return (
-        render_bench_text(data)
-        + f"\n\nTargets for the resume with no generation left: peak memory below 1 GB {_met(rss < 1024)} "
-        f"({rss:.0f} MB); at most 30 s of wall time {_met(wall <= 30)} ({wall:.1f} s, {cpu:.1f} s of CPU)."
-    )
-
-
-def _tuning_note(name: str, data: str | None = None) -> Figure:
-    """The figure ``tuning_<name>`` in notes/tuning.md: a bench's text output,
-    ``docs/data/tuning/<data>.txt`` (``data`` defaults to ``name``)."""
-    return Figure(f"tuning_{name}", "notes/tuning.md", f"tuning/{data or name}.txt", render_bench_text)
-
-
 FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
     Figure(
@@ -911,175 +742,16 @@ FIGURES = (
     ),
     Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
-    Figure("tensorboard_cost", "notes/benchmarks.md", "tensorboard_cost.json", render_tensorboard_cost),
-    Figure("league_quality_kuhn", "notes/benchmarks.md", "league_quality_kuhn.txt", render_bench_text),
-    Figure(
-        "exploitability_league_kuhn",
-        "notes/benchmarks.md",
-        "exploitability/league_kuhn.txt",
-        render_bench_text,
-    ),
-    Figure("league_quality_leduc", "notes/benchmarks.md", "league_quality_leduc.txt", render_bench_text),
     Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
     Figure("paired_games", "league.md", "bench/paired_games.txt", render_bench_text),
     Figure("shared_games_behaviour", "league.md", "bench/shared_games_behaviour.txt", render_bench_text),
     Figure("probe_validity_leduc", "evaluation.md", "bench/probe_validity_leduc.txt", render_probe_validity),
     Figure("probe_play", "evaluation.md", "bench/probe_play.txt", render_bench_text),
-    Figure(
-        "league_quality_battalion", "notes/benchmarks.md", "league_quality_battalion.txt", render_bench_text
-    ),
-    _tuning_note("kuhn", "kuhn_by_generation"),
-    _tuning_note("battalion_headroom"),
-    _tuning_note("battalion_direct_aim"),
-    _tuning_note("battalion_best_response_long"),
-    _tuning_note("battalion_league_before_aim"),
-    _tuning_note("kuhn_seeds", "kuhn_config_seeds"),
-    _tuning_note("kuhn_main_regularisers"),
-    _tuning_note("leduc_main_regularisers"),
-    _tuning_note("kuhn_paired_average"),
-    _tuning_note("kuhn_main_magnet"),
-    _tuning_note("leduc_main_magnet"),
-    _tuning_note("kuhn_snapshot_average"),
-    _tuning_note("leduc_snapshot_average"),
-    _tuning_note("kuhn_strategy_seeds"),
-    _tuning_note("kuhn_strategy_trap_variants"),
-    _tuning_note("kuhn_input_norm"),
-    _tuning_note("leduc_input_norm"),
-    _tuning_note("kuhn_strategy_tuning_runs"),
-    _tuning_note("kuhn_strategy_bench_final"),
-    _tuning_note("kuhn_main_share"),
-    _tuning_note("kuhn_main_share_bench"),
-    _tuning_note("kuhn_meta_noise"),
-    _tuning_note("leduc_meta_noise"),
-    _tuning_note("leduc_meta_solver_qre"),
-    _tuning_note("kuhn_average_window"),
-    _tuning_note("kuhn_magnet_strength"),
-    _tuning_note("kuhn_strong_magnet_bench"),
-    _tuning_note("kuhn_magnet_alone"),
-    _tuning_note("kuhn_strategy_strong_magnet_bench"),
-    _tuning_note("leduc_no_input_norm_bench"),
-    _tuning_note("entropy_floor_kuhn"),
-    _tuning_note("entropy_floor_leduc"),
-    _tuning_note("leduc_main_entropy_003"),
-    _tuning_note("leduc_soft_start"),
-    _tuning_note("leduc_large_batch"),
-    _tuning_note("kuhn_shared_games"),
-    _tuning_note("shared_games_tables"),
-    _tuning_note("leduc_steps_and_returns"),
-    _tuning_note("kuhn_strategy_main_residual"),
-    _tuning_note("kuhn_lean_evaluation"),
-    _tuning_note("kuhn_main_lr_minibatches"),
-    _tuning_note("kuhn_main_minibatches_epochs"),
-    _tuning_note("kuhn_state_weights"),
-    _tuning_note("kuhn_strategy_state_weights"),
-    _tuning_note("leduc_state_weights"),
-    _tuning_note("kuhn_strategy_lag"),
-    _tuning_note("kuhn_main_slow_decay"),
-    _tuning_note("kuhn_main_rate_and_average"),
-    _tuning_note("kuhn_all_actions"),
-    _tuning_note("leduc_all_actions"),
-    _tuning_note("leduc_all_actions_half_lr"),
-    _tuning_note("leduc_batch_growth"),
-    _tuning_note("leduc_batch_growth_s6"),
-    _tuning_note("kuhn_batch_growth"),
-    _tuning_note("kuhn_distinct_rows_before"),
-    _tuning_note("kuhn_distinct_rows_after"),
-    _tuning_note("kuhn_snapshot_average_0075"),
-    _tuning_note("kuhn_main_window"),
-    _tuning_note("kuhn_strategy_main_residual_2"),
-    _tuning_note("kuhn_meta_population"),
-    _tuning_note("kuhn_main_shorter_average"),
-    _tuning_note("leduc_paired_average"),
-    _tuning_note("leduc", "leduc_by_generation"),
-    _tuning_note("leduc_long_schedule"),
-    _tuning_note("leduc_main_vs_nash"),
-    _tuning_note("leduc_two_league_exploiters"),
-    _tuning_note("leduc_long_exploiters"),
-    _tuning_note("leduc_long_sharp_exploiters"),
-    _tuning_note("leduc_long_sharp_ab"),
-    _tuning_note("leduc_no_exploiters_ab"),
-    _tuning_note("leduc_br_quality_fresh"),
-    _tuning_note("leduc_br_quality_main"),
-    _tuning_note("leduc_long_kuhn_exploiters"),
-    _tuning_note("leduc_least_exploitable_ab"),
-    _tuning_note("leduc_output_posthoc"),
-    _tuning_note("leduc_long_seeds9_11"),
-    _tuning_note("leduc_long_seeds9_11_wallclock"),
-    _tuning_note("leduc_long_seeds12_14"),
-    _tuning_note("leduc_sharp_seeds15_17"),
-    _tuning_note("leduc_sharp_reset_seeds18_20"),
-    _tuning_note("battalion", "battalion_by_generation"),
-    _tuning_note("battalion_ladder"),
-    _tuning_note("battalion_direct"),
-    _tuning_note("battalion_league", "battalion_league_variants"),
-    _tuning_note("battalion_screen_s0", "battalion_direct_screen_s0"),
-    _tuning_note("battalion_screen_s2", "battalion_direct_screen_s2"),
-    _tuning_note("battalion_shipped_2026_11_28"),
-    _tuning_note("battalion_main_two_thirds"),
-    _tuning_note("battalion_headroom_l4"),
-    _tuning_note("kuhn_exploiter_lineage_window"),
-    _tuning_note("kuhn_shared_behaviour_window"),
-    _tuning_note("kuhn_shared_behaviour_noavg_window"),
-    _tuning_note("kuhn_shared_behaviour_bench_window"),
-    _tuning_note("kuhn_shared_behaviour_bench_tables"),
-    _tuning_note("kuhn_exploiter_lr_window"),
-    _tuning_note("leduc_thirty_minutes"),
-    _tuning_note("kuhn_six_minutes_generations"),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
     Figure("league_recall_run", "mappo.md", "league_recall_run", render_league_recall_run),
     Figure("league_run_duration", "quickstart.md", "league_run", render_league_run_duration),
     Figure("league_leduc_run_quickstart", "quickstart.md", "league_leduc_run", render_league_leduc_duration),
     Figure("league_leduc_run", "league.md", "league_leduc_run", render_league_leduc_run),
-    Figure("env_throughput", "notes/benchmarks.md", "bench/env_throughput.txt", render_env_throughput),
-    Figure(
-        "rollout_throughput", "notes/benchmarks.md", "bench/rollout_throughput.txt", render_rollout_throughput
-    ),
-    Figure("league_scale", "notes/benchmarks.md", "bench/league_scale.txt", render_bench_text),
-    Figure(
-        "league_throughput", "notes/benchmarks.md", "bench/league_throughput.txt", render_league_throughput
-    ),
-    Figure(
-        "population_rollout_leduc",
-        "notes/benchmarks.md",
-        "bench/population_rollout_leduc.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "population_rollout_battalion",
-        "notes/benchmarks.md",
-        "bench/population_rollout_battalion.txt",
-        render_bench_text,
-    ),
-    Figure("nash_solver", "notes/benchmarks.md", "bench/nash_solver.txt", render_bench_text),
-    Figure("probe_league", "notes/benchmarks.md", "bench/probe_league.txt", render_probe_league),
-    Figure(
-        "league_vs_self_play", "notes/benchmarks.md", "bench/league_vs_self_play.txt", render_league_worth
-    ),
-    Figure(
-        "exploitability_psro_kuhn", "notes/benchmarks.md", "exploitability/psro_kuhn.txt", render_bench_text
-    ),
-    Figure(
-        "exploitability_psro_leduc_solvers",
-        "notes/benchmarks.md",
-        "exploitability/psro_leduc_solvers.txt",
-        render_bench_text,
-    ),
-    Figure("psro_leduc_run", "notes/benchmarks.md", "psro_leduc_run", render_psro_leduc_run),
-    Figure(
-        "exploitability_league_leduc",
-        "notes/benchmarks.md",
-        "exploitability/league_leduc.txt",
-        render_bench_text,
-    ),
-    Figure(
-        "exploitability_league_leduc_solvers",
-        "notes/benchmarks.md",
-        "exploitability/league_leduc_solvers.txt",
-        render_bench_text,
-    ),
-    Figure("resume_long_run", "notes/benchmarks.md", "bench/resume_long_run.txt", render_resume_long_run),
-    Figure("match_log_kuhn", "notes/benchmarks.md", "bench/match_log_kuhn.txt", render_bench_text),
-    Figure("match_log_leduc", "notes/benchmarks.md", "bench/match_log_leduc.txt", render_bench_text),
     Figure("learner_throughput", "mappo.md", "bench/learner_throughput.txt", render_bench_text),
     Figure("learner_throughput_kuhn", "mappo.md", "bench/learner_throughput_kuhn.txt", render_bench_text),
     Figure("learner_throughput_leduc", "mappo.md", "bench/learner_throughput_leduc.txt", render_bench_text),
@@ -1087,13 +759,6 @@ FIGURES = (
     Figure("recurrent_throughput", "mappo.md", "bench/recurrent_throughput.txt", render_recurrent_throughput),
     Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
     Figure("meta_stability_budget", "league.md", "bench/meta_stability_budget.txt", render_bench_text),
-    Figure("adaptive_evaluation", "notes/benchmarks.md", "adaptive_evaluation.txt", render_bench_text),
-    Figure(
-        "adaptive_evaluation_before",
-        "notes/benchmarks.md",
-        "adaptive_evaluation_before.txt",
-        render_bench_text,
-    ),
 )
 CAPTURES = {
     "league_run": capture_league_run,

@@ -60,7 +60,7 @@ MAX_RESTARTS = 3
 #: the share of wall time (since the renderer was created) the charts may spend on the CPU
 BUSY_FRACTION = 0.25
 #: CPU seconds a child takes to start (Python, matplotlib, a first drawing; measured 0.55-0.6 s on
-#: the 2-core machine of docs/notes/benchmarks.md), counted against the budget before it starts
+#: the 2-core machine of notes/benchmarks.md), counted against the budget before it starts
 STARTUP_CPU_S = 0.6
 _HEADER = struct.Struct(">I")
 

@@ -148,6 +148,7 @@ def test_sampled_run_writes_intervals_stability_and_logged_keys(tmp_path: Path) 
             "stop.max_generations=3",
             "evaluation.episodes_per_pair=16",
             "league.meta_solver=qre",
+            "league.meta_stability_max_s=3600",  # all 100 draws on any machine (the budget is a clock)
             "logging.member_scalars=true",
         ]
     )
@@ -289,7 +290,7 @@ def test_psro_leduc_yaml_with_qre_lowers_nash_conv_on_exact_payoffs(tmp_path: Pa
     """psro_leduc.yaml, 20 generations with qre at its default temperature: NashConv from 6.8 to below 1.5.
 
     (Measured: 0.83 at generation 20 with qre, 2.46 with nash; the full curves are in
-    docs/notes/benchmarks.md.) Exact payoffs: zero-width intervals and nothing to resample.
+    notes/benchmarks.md.) Exact payoffs: zero-width intervals and nothing to resample.
     """
     pytest.importorskip("pyspiel")
     run_dir = tmp_path / "leduc"

@@ -1,6 +1,6 @@
 """Resume memory is bounded by the population and the generation, not by the games played
 (issue 13): a run whose match log holds 100 MB of games resumes in well under the memory that
-reading the log would take (the 500 MB figure is bench/resume_long_run.py's, docs/notes/benchmarks.md)."""
+reading the log would take (the 500 MB figure is bench/resume_long_run.py's, notes/benchmarks.md)."""
 
 from __future__ import annotations
 

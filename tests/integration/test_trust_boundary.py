@@ -21,19 +21,12 @@ RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
 TINY = ["stop.max_generations=2", "scheduler.steps_per_generation=256", "evaluation.episodes_per_pair=8"]
 
 
-@pytest.fixture(scope="module")
-def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run_dir = tmp_path_factory.mktemp("good") / "run"
-    assert main(["--config", RPS, "--run-dir", str(run_dir), *TINY]) == 0
-    return run_dir
-
-
 @pytest.fixture
-def run(good_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def run(tiny_rps_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the session's finished two-generation ``rps_tiny`` run, to change."""
     monkeypatch.chdir(tmp_path)
     copy = tmp_path / "run"
-    shutil.copytree(good_run, copy)
-    (copy / ".lock").unlink(missing_ok=True)
+    shutil.copytree(tiny_rps_run, copy, ignore=shutil.ignore_patterns(".lock"))
     return copy
 
 

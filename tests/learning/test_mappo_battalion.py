@@ -63,7 +63,7 @@ def test_mappo_leaves_the_always_fire_trap_against_scripted_level_5() -> None:
     """Default MAPPO trained against ``scripted_l5`` for 100 updates (320k env steps) scores at
     least 0.3 against it (wins + draws / 2, 128 games). A policy that fires on every step scores
     0.16, which is where every seed ended before the observation said which enemy a shot hits
-    (docs/notes/tuning.md, "What a battalion sees of its aim"). Measured: 0.449 here, 0.207 with the
+    (notes/tuning.md, "What a battalion sees of its aim"). Measured: 0.449 here, 0.207 with the
     env before those features. About a minute on one core."""
     env = envs.make_batched("battalion", num_envs=L5_ENVS, team_size=2)
     learner = MAPPOLearner(env.spec, MAPPOConfig(), seed=0)

@@ -76,6 +76,7 @@ def test_game_bank_replays_the_same_games_and_plays_more_only_when_short(tmp_pat
     assert [r.outcome for r in reread.evaluate([("scripted_l2", "scripted_l4", 70)]).results] == again
 
 
+@pytest.mark.integration
 def test_tiny_bench_run_uses_the_evaluation_manager_and_caches_the_reference(tmp_path: Path) -> None:
     games = bench.Games("battalion", {"team_size": 2}, MEMBERS, envs=16)
     setup = bench.Setup(

@@ -124,6 +124,7 @@ DUMP_POOL = textwrap.dedent(
 )
 
 
+@pytest.mark.integration
 def test_reloads_identically_in_a_new_process(manifest: Path) -> None:
     pool = AgentPool(pool_manifest=manifest)
     pool.add("a.pt", AgentType.MAIN_AGENT, {"lr": 3e-4, "tags": ["x", "y"]})
@@ -194,6 +195,7 @@ KILLED_WRITER = textwrap.dedent(
 
 
 # each save writes the backup, then the manifest: die at either write's fsync or rename
+@pytest.mark.integration
 @pytest.mark.parametrize(("target", "nth"), [("replace", 1), ("replace", 2), ("fsync", 1), ("fsync", 3)])
 def test_process_killed_mid_write_leaves_previous_manifest(manifest: Path, target: str, nth: int) -> None:
     pool = AgentPool(pool_manifest=manifest)

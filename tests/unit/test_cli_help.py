@@ -98,6 +98,7 @@ def test_a_bad_value_in_the_file_still_names_the_file(
     assert capsys.readouterr().err.startswith(f"error: {bad}: stop.max_generations: -1 is invalid")
 
 
+@pytest.mark.integration
 def test_main_py_help_runs_as_a_script() -> None:
     out = subprocess.run(
         [sys.executable, "main.py", "--help"], cwd=ROOT, capture_output=True, text=True, check=True

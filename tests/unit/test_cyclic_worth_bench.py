@@ -48,6 +48,7 @@ def test_curve_readings() -> None:
     assert bench.window_mean(curve) == pytest.approx(0.75)  # the generations at t >= 3 s, 3/4 of 4 s
 
 
+@pytest.mark.integration
 def test_a_tiny_run_reads_both_outputs_of_both_runs(tmp_path: Path) -> None:
     out = tmp_path / "cw.txt"
     proc = subprocess.run(

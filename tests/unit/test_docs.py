@@ -12,11 +12,7 @@ from light_league import config_docs
 from light_league.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = (
-    sorted((ROOT / "docs").glob("*.md"))
-    + sorted((ROOT / "docs" / "notes").glob("*.md"))
-    + [ROOT / "README.md"]
-)
+DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]  # the user pages (not notes/)
 
 
 def test_configuration_reference_is_generated_from_the_config_classes() -> None:
@@ -91,7 +87,7 @@ def _slug(heading: str) -> str:
 
 def test_every_relative_link_in_the_docs_resolves() -> None:
     """Every ``[text](path#anchor)`` outside code blocks names a file that exists and, for a
-    markdown file, a heading it has (the lab notebooks moved under docs/notes/ with their links)."""
+    markdown file, a heading it has (a link into the lab notebooks, notes/, included)."""
     pages = [*DOCS, ROOT / "CHANGELOG.md", ROOT / "bench" / "README.md"]
     broken = []
     for page in pages:

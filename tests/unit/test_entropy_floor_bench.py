@@ -22,6 +22,7 @@ def test_the_floor_table_is_the_soft_equilibrium_of_each_temperature() -> None:
     assert float(rows[0][1]) < float(rows[1][1])
 
 
+@pytest.mark.integration
 def test_a_run_reads_each_learners_temperature_from_its_log(tiny_kuhn_league: Path, tmp_path: Path) -> None:
     temps = bench.learner_temperatures(tiny_kuhn_league, last=5)
     assert set(temps) == {"main_agent_0", "main_exploiter_0", "league_exploiter_0"}, temps

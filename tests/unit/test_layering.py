@@ -55,6 +55,7 @@ def test_game_theory_imports_numpy_and_scipy_only() -> None:
     assert offenders == []
 
 
+@pytest.mark.integration
 def test_the_local_path_never_loads_ray() -> None:
     code = (
         "import sys, light_league.runner, light_league.build, light_league.cli, envs; "
@@ -64,6 +65,7 @@ def test_the_local_path_never_loads_ray() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.integration
 def test_reading_a_config_or_the_help_loads_neither_torch_nor_matplotlib() -> None:
     """A typo in a config is answered in well under a second: checking it imports no learner or
     chart code (torch alone costs 2-3 s to import on a 2-core machine)."""

@@ -176,6 +176,7 @@ print(json.dumps({"done": done + 1, "failed": failed}))
 """
 
 
+@pytest.mark.integration
 def test_a_short_write_leaves_no_torn_line_inside_the_log(tmp_path: Path) -> None:
     """A file size limit makes ``os.write`` write part of a batch: the batch is all or nothing, and
     records appended once there is room again follow whole lines."""

@@ -9,6 +9,8 @@ from pathlib import Path
 import meta_noise as bench  # bench/ is on pytest's pythonpath
 import pytest
 
+pytestmark = pytest.mark.integration  # the session's tiny run
+
 
 def test_the_reading_matches_the_run_and_is_in_chips(tiny_kuhn_league: Path) -> None:
     reading = bench.read_run(tiny_kuhn_league, (0.01, 0.1), draws=2, seed=0)

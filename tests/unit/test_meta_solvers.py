@@ -230,7 +230,7 @@ def random_tables(count: int, seed: int) -> list[np.ndarray]:
 @pytest.mark.openspiel
 def test_prd_agrees_with_openspiel_on_20_random_matrices() -> None:
     osprd = pytest.importorskip("open_spiel.python.algorithms.projected_replicator_dynamics")
-    settings = {"iterations": 3000, "dt": 0.01, "gamma": 1e-6}
+    settings = {"iterations": 500, "dt": 0.01, "gamma": 1e-6}  # the same steps: equal to 1e-15 at any count
     worst = 0.0
     for k, p in enumerate(random_tables(20, seed=11)):
         a = p - 0.5 if k % 2 == 0 else np.random.default_rng(k).normal(size=p.shape)  # half general zero-sum

@@ -8,7 +8,8 @@ on a real Ray instance, where the workers do play while the learner updates.
 
 from __future__ import annotations
 
-import time
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from light_league.execution.base import Executor
 from light_league.execution.local_executor import LocalExecutor
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.rollout.rollout_worker import RolloutWorker
+from light_league.training import training_manager
 from light_league.training.learner_runner import LearnerRunner
 from light_league.training.training_manager import TrainingManager
 from light_league.types import AgentType, TrainingTask
@@ -117,16 +119,43 @@ def test_the_same_budgets_and_rounds_with_one_version_of_lag(overlap: bool) -> N
     assert all(lag in (0, 1) for lag in lags)
 
 
+class Clock:
+    """A clock that only the calls given to ``costing`` move, each by its cost: timings read from
+    it are the same on any machine."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.calls: dict[str, int] = {}
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def costing(self, method: Callable[..., Any], seconds: float) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self.calls[method.__name__] = self.calls.get(method.__name__, 0) + 1
+            self.now += seconds
+            return method(*args, **kwargs)
+
+        return timed
+
+
 @pytest.mark.parametrize("overlap", [False, True])
-def test_the_train_split_counts_rollouts_played_when_sent(overlap: bool) -> None:
+def test_the_train_split_counts_rollouts_played_when_sent(
+    overlap: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A local executor plays a round when it is sent: that time is rollout time (the record's
-    env_steps_per_s divides by it), not lost between the split's two parts."""
+    env_steps_per_s divides by it), not lost between the split's two parts. The split is read on a
+    clock that a worker's round moves by 1 s and a learner's update by 1 ms."""
+    clock = Clock()
+    monkeypatch.setattr(training_manager, "time", clock)
+    monkeypatch.setattr(RolloutWorker, "run", clock.costing(RolloutWorker.run, 1.0))
+    monkeypatch.setattr(LearnerRunner, "train_step", clock.costing(LearnerRunner.train_step, 0.001))
     manager, _ = build(LocalExecutor(), overlap=overlap)
-    started = time.perf_counter()
     out = manager.run(tasks(4, 2))
-    wall = time.perf_counter() - started
-    assert out.rollout_s > 0.2 * wall, (out.rollout_s, out.update_s, wall)
-    assert out.rollout_s + out.update_s == pytest.approx(wall, rel=0.2)
+    assert clock.calls == {"run": 4 * WORKERS, "train_step": 4 + 2}
+    assert out.rollout_s == pytest.approx(4 * WORKERS * 1.0)
+    assert out.update_s == pytest.approx((4 + 2) * 0.001)
 
 
 def test_a_lagged_batch_is_weighed_against_the_policy_that_played_it() -> None:
@@ -152,6 +181,7 @@ def test_a_lagged_batch_is_weighed_against_the_policy_that_played_it() -> None:
     assert np.abs(behaviour_1 - current_1).max() > 1e-3  # second: the policy moved since it played
 
 
+@pytest.mark.integration
 @pytest.mark.ray
 def test_on_ray_the_workers_play_while_the_learners_update(ray_session: None) -> None:
     from light_league.execution.ray_executor import RayExecutor

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import pytest
 
-from light_league.agents.meta_solvers import META_SOLVERS, PRDOptions
+from light_league.agents.meta_solvers import META_SOLVERS, MetaSolver, PRDOptions
+from light_league.game_theory import uncertainty
 from light_league.game_theory.uncertainty import cell_intervals, meta_stability, sample_tables
 
 
@@ -80,26 +84,44 @@ def test_stability_of_a_clear_and_of_a_near_tied_table() -> None:
     assert meta_stability(nash, None, tied, np.full((3, 3), 16.0), nash(tied), draws=0, rng=rng) is None
 
 
-def test_stability_draws_and_their_time_budget_for_a_20_member_table() -> None:
-    """100 draws of a 20 x 20 table with the LP solver; PRD stopped by the time budget. (How fast
-    it is belongs to ``bench/meta_stability.py``, not to a test: timed assertions fail under
-    load.)"""
+class SolveClock:
+    """A clock that only solves move: each chunk of tables a solver is given takes ``seconds``."""
+
+    def __init__(self, solver: MetaSolver, seconds: float) -> None:
+        self.solver, self.seconds, self.now = solver, seconds, 0.0
+        self.batched = solver.batched
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def solve_many(self, payoffs: np.ndarray, options: Any = None) -> np.ndarray:
+        self.now += self.seconds
+        return self.solver.solve_many(payoffs, options)
+
+
+def test_stability_draws_and_their_time_budget_for_a_20_member_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """100 draws of a 20 x 20 table with the LP solver; PRD stopped by the time budget, on a clock
+    that each chunk of PRD solves moves by 6 ms (how fast it is belongs to
+    ``bench/meta_stability.py``, not to a test: timed verdicts fail under load)."""
     rng = np.random.default_rng(5)
     u = np.triu(rng.uniform(0.3, 0.7, size=(20, 20)), 1)
     rates = u + np.tril(1.0 - u.T, -1) + 0.5 * np.eye(20)
     games = np.full((20, 20), 100.0)
     nash = META_SOLVERS["nash"]
-    stab = meta_stability(nash, None, rates, games, nash(rates), draws=100, rng=rng)
+    stab = meta_stability(nash, None, rates, games, nash(rates), draws=100, rng=rng, max_seconds=math.inf)
     assert stab is not None and stab.draws == 100 and stab.seconds > 0.0
     prd = META_SOLVERS["prd"]
     options = PRDOptions(iterations=1000, dt=0.01)
+    timed = SolveClock(prd, seconds=0.006)
+    monkeypatch.setattr(uncertainty, "time", timed)
     stab = meta_stability(
-        prd, options, rates, games, prd(rates, options), draws=100, rng=rng, max_seconds=0.01
+        timed, options, rates, games, prd(rates, options), draws=100, rng=rng, max_seconds=0.01
     )
-    assert stab is not None and stab.draws == 10  # the budget stops after the first chunk of 10
+    # the first chunk of 10 takes 6 ms; a second would end at 12 ms, past the budget
+    assert stab is not None and stab.draws == 10 and stab.seconds == pytest.approx(0.006)
     # a solve slower than the whole budget: no draws at all
     slow = meta_stability(
-        prd,
+        timed,
         options,
         rates,
         games,

@@ -72,6 +72,7 @@ def test_round_trip_gives_identical_probabilities(saved: tuple[Path, MAPPOLearne
     assert meta == learner.policy_meta() and set(weights) == set(learner.get_weights())
 
 
+@pytest.mark.integration
 def test_reload_in_a_new_process_is_identical(saved: tuple[Path, MAPPOLearner]) -> None:
     path, learner = saved
     obs, mask, idx = probe()

@@ -108,6 +108,7 @@ def test_exact_best_response_payoff_is_half_the_nash_conv() -> None:
     assert exact_values("rps", bet, opponents, weights) is None  # no exact evaluator
 
 
+@pytest.mark.slow  # a learning threshold: trains a learner, then checks it reached a bar
 @pytest.mark.openspiel
 def test_probe_finds_most_of_the_gain_against_always_bet_on_kuhn(tmp_path: Path) -> None:
     """A fresh MAPPO learner with league_kuhn.yaml's probe settings, 20,000 env steps against a
@@ -230,6 +231,7 @@ def test_greedy_recurrent_policy_keeps_its_memory() -> None:
     assert np.argmax(logp, axis=1).tolist() == np.argmax(want, axis=1).tolist()
 
 
+@pytest.mark.slow  # a learning threshold: trains a learner, then checks it reached a bar
 def test_a_greedy_probe_scores_its_mode_and_says_so() -> None:
     """``evaluation.probe.play=greedy``: against always-bet on Kuhn the probe's evaluation games
     are played by its mode (a pure strategy), and the reading names how it played."""

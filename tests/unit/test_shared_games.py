@@ -169,6 +169,7 @@ def test_leduc_and_a_matrix_game() -> None:
     assert plain.rates(wins)[0, 1] == pytest.approx(0.0, abs=0.03)  # rock loses to paper every game
 
 
+@pytest.mark.integration
 def test_a_run_reads_its_meta_strategy_from_the_shared_games(
     tmp_path: Path, tiny_kuhn_overrides: list[str]
 ) -> None:

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.openspiel
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.integration
 def test_a_held_actor_hands_over_the_soft_equilibrium(tmp_path: Path, tiny_kuhn_overrides: list[str]) -> None:
     init, schedule = MAPPOLearner.__init__, MAPPOLearner._apply_lr_schedule
     run = tmp_path / "run"

@@ -109,6 +109,7 @@ def three_generations(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, l
     return write_three_generations(tmp_path_factory.mktemp("run"))
 
 
+@pytest.mark.integration
 def test_one_payoff_image_and_table_per_generation(
     three_generations: tuple[Path, list[PayoffSnapshot]],
 ) -> None:
@@ -128,6 +129,7 @@ def test_one_payoff_image_and_table_per_generation(
         assert f"Games per cell: {games.min():,} to {games.max():,}" in table_text(acc, snap.generation)
 
 
+@pytest.mark.integration
 def test_scalars_are_read_back_per_generation(three_generations: tuple[Path, list[PayoffSnapshot]]) -> None:
     log_dir, snapshots = three_generations
     acc = read_events(log_dir)
@@ -178,6 +180,7 @@ def test_the_custom_scalars_layout_opens_on_the_headline(tmp_path: Path) -> None
     assert [c.title for c in layout.category[2].chart] == ["exact NashConv of the newest main agent"]
 
 
+@pytest.mark.integration
 def test_resolved_config_is_logged_as_text(three_generations: tuple[Path, list[PayoffSnapshot]]) -> None:
     log_dir, _ = three_generations
     (event,) = read_events(log_dir).Tensors("config/resolved" + TEXT_SUFFIX)
@@ -185,6 +188,7 @@ def test_resolved_config_is_logged_as_text(three_generations: tuple[Path, list[P
     assert "name: kuhn_poker" in text and "seed: 3" in text
 
 
+@pytest.mark.integration
 def test_every_written_key_is_documented(three_generations: tuple[Path, list[PayoffSnapshot]]) -> None:
     log_dir, _ = three_generations
     keys = written_keys(read_events(log_dir))
@@ -197,6 +201,7 @@ def test_undocumented_keys_are_reported() -> None:
     assert undocumented_keys(keys, METRICS_DOC) == ["elo/a/b", "train/agent_0/made_up_loss"]
 
 
+@pytest.mark.integration
 def test_resume_hides_stale_generations(tmp_path: Path) -> None:
     log_dir, snapshots = write_three_generations(tmp_path)
     redone = synthetic_snapshot(2, seed=99)
@@ -224,6 +229,7 @@ def test_logging_turned_off_builds_a_null_logger(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.integration
 def test_multi_logger_forwards_every_call_to_each_logger(tmp_path: Path) -> None:
     first, second = (TensorBoardLogger(tmp_path / name) for name in ("a", "b"))
     multi = MultiLogger([first, second])

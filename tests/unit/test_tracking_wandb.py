@@ -100,6 +100,7 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> LoggingConfig:
     return LoggingConfig(tensorboard=False, wandb=WandbConfig(mode="offline", project="tests", tags=["unit"]))
 
 
+@pytest.mark.integration
 def test_offline_run_records_the_same_scalar_keys(
     tmp_path: Path, offline: LoggingConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,6 +138,7 @@ def test_offline_run_records_the_same_scalar_keys(
     assert "| 1 | a | main_agent | 1210 ± 40 | 0.000 |" in html.unescape(board.read_text())
 
 
+@pytest.mark.integration
 def test_offline_keys_are_documented(tmp_path: Path, offline: LoggingConfig) -> None:
     logger = build_logger(offline, tmp_path)
     log_generations(logger, [synthetic_snapshot(0)])
@@ -148,6 +150,7 @@ def test_offline_keys_are_documented(tmp_path: Path, offline: LoggingConfig) -> 
     assert undocumented_keys(top_level, METRICS_DOC) == []
 
 
+@pytest.mark.integration
 def test_resume_continues_the_same_wandb_run(tmp_path: Path, offline: LoggingConfig) -> None:
     first = build_logger(offline, tmp_path)
     first.close()
@@ -160,6 +163,7 @@ def test_resume_continues_the_same_wandb_run(tmp_path: Path, offline: LoggingCon
     assert len(runs) == 2 and all(run_id in p.name for p in runs)
 
 
+@pytest.mark.integration
 def test_disabled_mode_never_imports_wandb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "wandb", None)  # any `import wandb` now fails
     assert isinstance(build_logger(LoggingConfig(tensorboard=False), tmp_path), NullLogger)

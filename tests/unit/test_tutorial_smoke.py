@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SMOKE_SCRIPT = '''
 """
 league_smoke_test.py — minimal end-to-end league training check.
@@ -71,6 +73,7 @@ with tempfile.TemporaryDirectory() as tmp:
 '''
 
 
+@pytest.mark.integration
 def test_tutorial_minimal_example_passes(tmp_path: Path) -> None:
     script = tmp_path / "league_smoke_test.py"
     script.write_text(SMOKE_SCRIPT, encoding="utf-8")
