@@ -28,8 +28,9 @@ setup(
         "psutil>=5.9",
     ],
     extras_require={
-        # open_spiel's own LP solver (used as a reference in tests and bench) needs cvxpy with ECOS
-        "openspiel": ["open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0"],
+        # open_spiel's own LP solver (used as a reference in tests and bench) needs cvxpy with ECOS;
+        # its PyTorch NFSP (bench/openspiel_nfsp.py, the neural peer) needs dm-tree
+        "openspiel": ["open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0", "dm-tree>=0.1.8"],
         "wandb": ["wandb>=0.17"],
         # bench/rllib_comparison.py only (RLlib's PPO on OpenSpiel's kuhn_poker); not in "dev"
         "rllib": ["ray[rllib]>=2.40,<3", "open-spiel>=1.5"],
@@ -42,6 +43,7 @@ setup(
             "open-spiel>=1.5",
             "cvxpy>=1.4",
             "ecos>=2.0",
+            "dm-tree>=0.1.8",
             "wandb>=0.17",
         ],
     },
