@@ -9,7 +9,8 @@ from pettingzoo.test import parallel_api_test
 from envs import _poker
 from envs import leduc_poker as leduc
 
-N_GAMES = 10_000
+N_GAMES = 3_000  #: the single-game env (a Python step per move)
+N_BATCHED = 10_000
 F, C, R = leduc.FOLD, leduc.CALL, leduc.RAISE
 
 
@@ -91,7 +92,7 @@ def test_batched_first_games_equal_single_games_with_the_same_actions() -> None:
 
 
 @pytest.mark.openspiel
-def test_single_game_env_agrees_with_openspiel_on_10000_games() -> None:
+def test_single_game_env_agrees_with_openspiel_on_3000_games() -> None:
     pyspiel = pytest.importorskip("pyspiel")
     records = _poker.play_parallel(
         leduc.make_parallel(), [5] + [None] * (N_GAMES - 1), np.random.default_rng(2)
@@ -104,7 +105,7 @@ def test_single_game_env_agrees_with_openspiel_on_10000_games() -> None:
 @pytest.mark.openspiel
 def test_batched_env_agrees_with_openspiel_on_10000_games() -> None:
     pyspiel = pytest.importorskip("pyspiel")
-    records = _poker.play_random_batched(leduc.make_batched(N_GAMES), seed=13, rng=np.random.default_rng(3))
+    records = _poker.play_random_batched(leduc.make_batched(N_BATCHED), seed=13, rng=np.random.default_rng(3))
     errors = _poker.reference_mismatches(records, pyspiel.load_game("leduc_poker"), leduc.infostate_string)
     assert errors == []
 

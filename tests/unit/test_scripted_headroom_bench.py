@@ -39,6 +39,7 @@ def test_the_openings_choose_legal_actions_only(policy: object) -> None:
         step = env.step(action.reshape(step.obs.shape[:2]))
 
 
+@pytest.mark.integration  # plays the bench's search (seconds)
 def test_a_tiny_run_prints_every_candidate_and_the_search(capsys: pytest.CaptureFixture[str]) -> None:
     bench.main(["--games", "16", "--search", "3", "--search-games", "8", "--top", "2"])
     out = capsys.readouterr().out
@@ -48,6 +49,7 @@ def test_a_tiny_run_prints_every_candidate_and_the_search(capsys: pytest.Capture
     assert "median search reading" in out
 
 
+@pytest.mark.integration
 def test_another_level_as_the_opponent(capsys: pytest.CaptureFixture[str]) -> None:
     bench.main(
         ["--games", "16", "--search", "2", "--search-games", "8", "--top", "1", "--opponent", "scripted_l4"]
