@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from light_league.errors import LeagueError, NonFiniteError, did_you_mean
+from light_league.utils.text import printable
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -128,32 +129,34 @@ def main(argv: list[str] | None = None) -> int:
         ns = commands[name].parse_intermixed_args(rest)  # overrides may stand between options
         return _HANDLERS[name](ns, args)
     except LeagueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-def _existing_run_dir(path: str) -> Path:
-    run_dir = Path(path)
-    if not run_dir.is_dir():
-        raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
-    return run_dir
+#: the help of the ``key=value`` settings of a command that reads a run directory
+_SETTINGS_HELP = (
+    "key.path=value changes to the run's stored config; repeat a module the run names "
+    "(env.name=pettingzoo:my_pkg.env:parallel_env) to confirm you trust it (docs/trust.md)"
+)
 
 
 def _report(ns: argparse.Namespace, argv: list[str]) -> int:
     from light_league.tracking.report import report, report_json
+    from light_league.trust import open_run_dir
 
-    run_dir = _existing_run_dir(ns.run_dir)
+    run_dir = open_run_dir(ns.run_dir, command="report").root  # reads records and tables, no config
     if ns.json:
         if ns.csv or ns.full or ns.top:
             raise LeagueError("--json prints every member of the generation; drop --csv, --full and --top")
-        print(json.dumps(report_json(run_dir, generation=ns.generation), indent=2))
+        print(printable(json.dumps(report_json(run_dir, generation=ns.generation), indent=2)))
         return 0
     if ns.full and ns.top:
         raise LeagueError("--full shows every member; drop --top (or --full)")
-    print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full, top=ns.top), end="")
+    text = report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full, top=ns.top)
+    print(printable(text), end="")  # member ids are the run's data: shown, never sent to the terminal
     return 0
 
 
@@ -166,6 +169,7 @@ def _eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=200, help="fresh games, seats alternated (default: 200)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("settings", nargs="*", help=_SETTINGS_HELP)
 
 
 def _eval(ns: argparse.Namespace, argv: list[str]) -> int:
@@ -173,7 +177,7 @@ def _eval(ns: argparse.Namespace, argv: list[str]) -> int:
 
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
-    result = pit(_existing_run_dir(ns.run_dir), ns.a, ns.b, games=ns.games, seed=ns.seed)
+    result = pit(Path(ns.run_dir), ns.a, ns.b, games=ns.games, seed=ns.seed, overrides=list(ns.settings))
     if ns.json:
         print(json.dumps({"a": ns.a, "b": ns.b, "seed": ns.seed, **result.to_json()}, indent=2))
     else:
@@ -189,6 +193,7 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--every", type=int, default=10, help="draw the field every K steps, where the env can (default: 10)"
     )
+    p.add_argument("settings", nargs="*", help=_SETTINGS_HELP)
 
 
 def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
@@ -199,7 +204,9 @@ def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
     out = Console(LoggingConfig(console="plain"), file=sys.stdout)
-    watch(_existing_run_dir(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, console=out)
+    watch(
+        Path(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, console=out, overrides=list(ns.settings)
+    )
     return 0
 
 
@@ -207,14 +214,25 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = "Load it with torch alone: examples/exported_policy.py, docs/quickstart.md."
     p.add_argument("run_dir")
     p.add_argument("member", help="a learner's snapshot, e.g. main_agent_0-v12")
-    p.add_argument("--out", default=None, help="file to write (default: MEMBER.pt2 here)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="file to write, or a directory to write MEMBER.pt2 in (default: MEMBER.pt2 here)",
+    )
+    p.add_argument("settings", nargs="*", help=_SETTINGS_HELP)
 
 
 def _export(ns: argparse.Namespace, argv: list[str]) -> int:
     from light_league.export import export_member
 
-    path = export_member(_existing_run_dir(ns.run_dir), ns.member, Path(ns.out) if ns.out else None)
-    print(f"wrote {path} (torch.export; load it with torch.export.load, see examples/exported_policy.py)")
+    out = Path(ns.out) if ns.out else None
+    path = export_member(Path(ns.run_dir), ns.member, out, overrides=list(ns.settings))
+    print(
+        printable(
+            f"wrote {path} (torch.export; load it with examples/exported_policy.py's load, which checks it "
+            "first: docs/trust.md)"
+        )
+    )
     return 0
 
 
@@ -267,11 +285,17 @@ def _board_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _board(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.run_dir import RunDir
     from light_league.tracking.board import board, board_url
     from light_league.tracking.report import check_run_records
+    from light_league.trust import open_run_dir
 
-    if Path(ns.run_dir).is_dir():
-        check_run_records(Path(ns.run_dir))  # a damaged record is one line here, not in TensorBoard
+    folder = RunDir(ns.run_dir)
+    if folder.root.is_dir():
+        folder.check_plain()  # a run or a folder of runs: nothing in it may block a read
+        if folder.is_run():
+            open_run_dir(ns.run_dir, command="board")  # reads records and event files, no config
+        check_run_records(folder.root)  # a damaged record is one line here, not in TensorBoard
     print(
         f"TensorBoard on {ns.run_dir} at {board_url(ns.host, ns.port)} (the headline curves; Ctrl-C stops it)",
         file=sys.stderr,
@@ -286,24 +310,15 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
     if ns.resume:
         if ns.config or ns.run_dir:
             raise LeagueError("--resume takes the config from the run directory; drop --config/--run-dir")
-        run_dir = RunDir(ns.resume)
-        if not run_dir.is_run():
-            raise LeagueError(
-                f"{ns.resume} is not a run directory (no manifest.json written by main.py); --resume "
-                "continues only a run that main.py started: pass its RUN_DIR, or start a run with --config"
-            )
-        if not run_dir.config.is_file():
-            raise LeagueError(
-                f"{ns.resume} was stopped before its config.yaml was written: there is nothing to resume; "
-                f"start the run again with --config FILE --run-dir {ns.resume}"
-            )
-        run_dir.check_confined()
-        overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
-        config = load_config(run_dir.config, overrides)
-        from light_league.build import check_resume_changes
-        from light_league.plugins import check_stored_imports
+        from light_league.trust import RESUME, check_unedited, open_run_dir, stored_config
 
-        check_stored_imports(config, overrides, source=str(run_dir.config))
+        run_dir = open_run_dir(ns.resume, command=RESUME)
+        overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
+        config = stored_config(run_dir, overrides, command=RESUME, uploads=True)
+        run_dir.check_confined()
+        check_unedited(run_dir)  # config.yaml is what the run wrote (its hash is the manifest's)
+        from light_league.build import check_resume_changes
+
         check_resume_changes(load_config(run_dir.config, []), config)
         if ns.print_config:
             return _print_config(config)
@@ -412,7 +427,7 @@ def _resume_hint(root: Path) -> str:
 def _say_once(line: str) -> None:
     """``line`` on stderr, unless this run's failure has been said already."""
     if _said.acquire(blocking=False):
-        print(line, file=sys.stderr, flush=True)
+        print(printable(line), file=sys.stderr, flush=True)
 
 
 def _one_line(exc: BaseException) -> str:
