@@ -597,6 +597,92 @@ def test_wrong_learner_checkpoint_content_is_one_line(
     refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint")
 
 
+def flip_16_bytes(path: Path) -> None:
+    """Four float32 1.0 (a LayerNorm's weights) become -4.0: the file stays a valid archive."""
+    data = bytearray(path.read_bytes())
+    at = bytes(data).find(np.float32(1.0).tobytes() * 4)
+    assert at >= 0
+    data[at : at + 16] = np.float32(-4.0).tobytes() * 4
+    path.write_bytes(bytes(data))
+    torch.load(path, weights_only=True)  # loads: only a checksum tells
+
+
+POLICY = "policies/main_agent_0-v0"
+#: every command that loads a member's weights, on the run's member
+READERS = {
+    "resume": lambda run: ["--resume", str(run)],
+    "eval": lambda run: ["eval", str(run), "main_agent_0-v0", "random", "--games", "4"],
+    "export": lambda run: ["export", str(run), "main_agent_0-v0", "--out", str(run.parent / "x.pt2")],
+}
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_flipped_bytes_in_a_policy_file_are_one_line_naming_it(
+    command: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flip_16_bytes(run / f"{POLICY}.pt")
+    refused_unchanged(run, READERS[command](run), capsys, f"{POLICY}.pt are damaged")
+    assert not (run.parent / "x.pt2").exists()
+
+
+def test_flipped_bytes_in_a_learner_checkpoint_or_its_state_are_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    learner = next(state_path(run).parent.glob("learners/*.pt"))
+    original = learner.read_bytes()
+    flip_16_bytes(learner)
+    refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint", learner.name, "damaged")
+    learner.write_bytes(original)
+    edit_json(state_path(run), lambda s: s.update(env_steps=s["env_steps"] + 1))  # valid JSON, one number
+    refused_unchanged(run, ["--resume", str(run)], capsys, "state.json", "damaged")
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_nan_weights_are_refused_naming_member_and_file_before_config_yaml_is_rewritten(
+    command: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from light_league.data_buffer.policy_files import load_policy_files, save_policy
+
+    weights, meta = load_policy_files(run / POLICY)
+    weights["actor.7.weight"][0, 0] = np.nan
+    save_policy(run / POLICY, weights, meta)  # its checksum fits: the NaN is what was saved
+    refused_unchanged(run, READERS[command](run), capsys, "main_agent_0-v0", f"{POLICY}.pt", "NaN")
+    assert not (run.parent / "x.pt2").exists()
+
+
+def test_nan_in_a_learner_checkpoint_is_refused_before_anything_changes(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    learner = next(state_path(run).parent.glob("learners/*.pt"))
+    state = torch.load(learner, weights_only=True)
+    next(iter(state["learner"]["weights"].values())).view(-1)[0] = float("nan")
+    torch.save(state, learner)
+    edit_json(state_path(run), lambda s: s["learners_sha256"].pop(learner.stem))  # no checksum to catch it
+    run_latest = run / "checkpoint" / "latest.json"
+    edit_json(run_latest, lambda d: d.pop("state_sha256"))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint", learner.name, "NaN")
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_policy_meta_declaring_a_huge_network_is_one_line_before_anything_is_built(
+    command: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit_json(run / f"{POLICY}.json", lambda m: m["architecture"].update(hidden_size=200_000))
+    refused_unchanged(run, READERS[command](run), capsys, f"{POLICY}", "hidden_size=200000")
+
+
+def test_a_run_written_before_checksums_still_resumes(run: Path) -> None:
+    """Policy metas without ``weights_sha256``, a state without ``learners_sha256``, a pointer
+    without ``state_sha256``, a manifest without the config: what older versions wrote."""
+    for meta in (run / "policies").glob("*.json"):
+        edit_json(meta, lambda m: m.pop("weights_sha256"))
+    edit_json(state_path(run), lambda s: s.pop("learners_sha256"))
+    edit_json(run / "checkpoint" / "latest.json", lambda d: d.pop("state_sha256"))
+    edit_json(run / "manifest.json", lambda m: m.pop("config"))
+    assert main(["--resume", str(run), "stop.max_generations=3"]) == 0
+    assert main(["eval", str(run), "main_agent_0-v0", "random", "--games", "4"]) == 0
+
+
 def test_wrong_types_in_the_last_committed_match_line_are_one_line(
     run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
