@@ -47,7 +47,18 @@ _ENTRIES = re.compile(
 _TARGET = re.compile(r"torch\.ops\.aten\.(?!from_file\b)\w+\.\w+")
 #: a shape expression: symbols, integers, arithmetic and these sympy names, nothing Python could run
 _EXPR_CHARS = re.compile(r"[\w+\-*/(), ='%<>]*")
-_EXPR_NAMES = {"Symbol", "positive", "integer", "nonnegative", "True", "False", "Max", "Min", "FloorDiv", "Mod"}
+_EXPR_NAMES = {
+    "Symbol",
+    "positive",
+    "integer",
+    "nonnegative",
+    "True",
+    "False",
+    "Max",
+    "Min",
+    "FloorDiv",
+    "Mod",
+}
 #: a guard: a comparison of input sizes (``L['obs'].size()[0] == L['mask'].size()[0]``) or with a number
 _SIZE = r"L\['\w+'\]\.size\(\)\[\d+\]"
 _GUARD = re.compile(rf"{_SIZE} (==|!=|<=|>=|<|>) ({_SIZE}|-?\d+)")
@@ -82,12 +93,16 @@ def check_exported(path: Path) -> None:
                 if payload.get("use_pickle") or not str(payload.get("path_name", "")).startswith(
                     ("weight_", "tensor_")
                 ):
-                    raise UnsafeFile(f"{path}: {key} is stored pickled or as an object, not as raw tensor bytes")
+                    raise UnsafeFile(
+                        f"{path}: {key} is stored pickled or as an object, not as raw tensor bytes"
+                    )
         if root + "data/sample_inputs/model.pt" in names:
             try:
                 torch.load(io.BytesIO(archive.read(root + "data/sample_inputs/model.pt")), weights_only=True)
             except Exception as exc:  # torch would retry with weights_only=False: never get there
-                raise UnsafeFile(f"{path}: its sample inputs are not plain tensors ({exc.__class__.__name__})") from None
+                raise UnsafeFile(
+                    f"{path}: its sample inputs are not plain tensors ({exc.__class__.__name__})"
+                ) from None
         _check_program(path, read_json("models/model.json"))
 
 

@@ -30,14 +30,18 @@ EXIT_INTERRUPTED = 130
 
 
 def _stop_on_signals() -> None:
-    """Ctrl-C and SIGTERM stop the run cleanly (logs flushed, lock released), even when the
-    process was started with SIGINT ignored (as background jobs of a non-interactive shell are)."""
+    """Ctrl-C, SIGTERM (what ``kill``, ``timeout``, batch schedulers and container runtimes send)
+    and SIGHUP (the terminal closed) stop the run cleanly: one line, logs flushed, executor shut
+    down, lock released; resumable. Also when the process was started with SIGINT ignored (as
+    background jobs of a non-interactive shell are). Called again once the executor is up: Ray's
+    core worker installs its own SIGTERM handler in the driver, which aborts with a stack dump."""
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -348,6 +352,7 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
         raise
     except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
         return _fail(run_dir.root, exc, resumable=False)
+    _stop_on_signals()  # again: starting Ray replaced the SIGTERM handler with its own
     interrupted = False
     set_fatal_report(lambda exc: _say_failure(run_dir.root, exc))
     try:

@@ -85,7 +85,8 @@ class ExecutionSection(Section):
     call_timeout_s: float | None = Field(None, gt=0.0, le=1e7)
     """Seconds the driver waits for one call of a component (a worker's rollout round or
     evaluation games, a learner's update) before the run stops with one line naming the call (the
-    completed generations are kept; ``--resume`` continues). ``None``: no limit. On the local
+    completed generations are kept; ``--resume`` continues). ``None``: no limit. Only the time
+    the process runs counts: a run stopped with Ctrl-Z goes on when continued. On the local
     backend a call is interrupted where Python code runs (an env step in a ``sleep`` or a Python
     loop), not inside a C call that never returns."""
     stall_notice_s: float | None = Field(60.0, gt=0.0, le=1e7)

@@ -186,11 +186,13 @@ class _InstanceWatch:
 
 def _get(ref: Any, name: str, watch: CallWatch | None = None, call: str = "", started: float = 0.0) -> Any:
     """``ray.get(ref)`` of a call on component ``name``, checking that the local Ray instance lives;
-    with ``watch``, the driver's wait on ``call`` (sent at ``started``) is watched (notices, timeout)."""
+    with ``watch``, the driver's wait on ``call`` (sent at ``started`` on the watch's clock, which
+    does not run while the process is stopped) is watched (notices, timeout)."""
     notice_at = watch.next_notice(0.0) if watch is not None else None
     timeout = watch.timeout_s if watch is not None else None
+    clock = watch.clock.now if watch is not None else time.monotonic
     while True:
-        elapsed = time.monotonic() - started
+        elapsed = clock() - started
         if watch is not None and timeout is not None and elapsed >= timeout:
             raise watch.timed_out(call)
         deadlines = [t - elapsed for t in (notice_at, timeout) if t is not None]
@@ -201,7 +203,7 @@ def _get(ref: Any, name: str, watch: CallWatch | None = None, call: str = "", st
         except (*_DEAD, ObjectLostError, RayTaskError) as exc:
             check_local_ray()
             _raise_lost(name, exc)
-        elapsed = time.monotonic() - started
+        elapsed = clock() - started
         if watch is not None and notice_at is not None and elapsed >= notice_at:
             watch.say_still_running(call, elapsed)
             notice_at = watch.next_notice(elapsed)
@@ -215,7 +217,7 @@ class _RayFuture(Future):
         self.name = name
         self.call = call or name
         self.watch = watch
-        self.started = time.monotonic()
+        self.started = watch.clock.now() if watch is not None else time.monotonic()
 
     def result(self) -> Any:
         return _get(self.ref, self.name, self.watch, self.call, self.started)
@@ -387,6 +389,8 @@ class RayExecutor(Executor):
 
     def shutdown(self) -> None:
         """Kill this executor's actors (frees their CPUs on a shared instance); stop Ray if we started it."""
+        if self._watch is not None:
+            self._watch.clock.close()
         if self._instance_watch is not None:  # Ray's processes exit below, on purpose
             self._instance_watch.stop()
             self._instance_watch = None

@@ -33,7 +33,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert main(["--config", RPS, "--run-dir", str(root / "run"), *TINY]) == 0
     out = root / "out"
     out.mkdir()
-    assert main(["export", str(root / "run"), MEMBER, "--out", str(out)]) == 0  # a directory: MEMBER.pt2 in it
+    # --out a directory: MEMBER.pt2 in it
+    assert main(["export", str(root / "run"), MEMBER, "--out", str(out)]) == 0
     return out / f"{MEMBER}.pt2"
 
 

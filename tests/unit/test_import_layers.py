@@ -45,7 +45,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the experiment config, assembled from every component's section
     ("config", ("config", "config_docs")),
     # wiring, checkpointing and the generation loop
-    ("run", ("build", "learner_kinds", "checkpoint", "runner", "run_reader", "trust", "exploit", "pit", "export")),
+    (
+        "run",
+        ("build", "learner_kinds", "checkpoint", "runner", "run_reader", "trust", "exploit", "pit", "export"),
+    ),
     # the command line
     ("cli", ("cli",)),
 ]
