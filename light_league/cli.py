@@ -20,9 +20,13 @@ import traceback
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from light_league.errors import LeagueError, NonFiniteError, did_you_mean
 from light_league.utils.text import printable
+
+if TYPE_CHECKING:
+    from light_league.runner import Runner
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -341,49 +345,95 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
             else RunDir.fresh(config.experiment.runs_root, config.experiment.name)
         )
 
-    from light_league.execution.base import set_fatal_report
     from light_league.runner import Runner
 
     global _said
     _said = threading.Lock()  # this run's failure is yet to be said
+    _thread_failures.clear()
+    previous_hook, threading.excepthook = threading.excepthook, _thread_failed
     try:
-        runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
-    except LeagueError:
-        raise
-    except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
-        return _fail(run_dir.root, exc, resumable=False)
-    _stop_on_signals()  # again: starting Ray replaced the SIGTERM handler with its own
+        try:
+            runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
+        except LeagueError:
+            raise
+        except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
+            return _fail(run_dir.root, exc, resumable=False)
+        _stop_on_signals()  # again: starting Ray replaced the SIGTERM handler with its own
+        return _run_to_end(runner, run_dir.root)
+    finally:
+        threading.excepthook = previous_hook
+
+
+def _run_to_end(runner: Runner, root: Path) -> int:
+    """Run the generations, then close the run: one line for whatever ends it early (a failure,
+    an interruption), and one for a close that fails after the run ended well (a full disk while
+    the last events are flushed); a close that fails after a failure said is not said again."""
+    from light_league.execution.base import set_fatal_report
+
     interrupted = False
-    set_fatal_report(lambda exc: _say_failure(run_dir.root, exc))
+    set_fatal_report(lambda exc: _say_failure(root, exc))
     try:
         runner.run()
     except NonFiniteError as exc:
         raise NonFiniteError(
             f"{exc}; completed generations are kept: once it is fixed, continue with "
-            f"python main.py --resume {run_dir.root}"
+            f"python main.py --resume {root}"
         ) from None
     except KeyboardInterrupt:
         interrupted = True
         print(
-            f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir.root}",
+            f"interrupted; completed generations are kept, continue with: python main.py --resume {root}",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
     except LeagueError:
         raise
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
-        return _fail(run_dir.root, exc, resumable=True)
+        return _fail(root, exc, resumable=True)
     finally:
         set_fatal_report(None)
-        try:
-            runner.close()
-        except KeyboardInterrupt:
-            # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
-            # interruption has been said once
-            if not interrupted:
-                raise
-    print(f"run directory: {run_dir.root}")
+        closing = _close(runner, interrupted=interrupted)
+    if closing is not None:
+        return _fail(root, closing, resumable=True)
+    if _thread_failures:
+        print(
+            f"warning: a background thread failed ({_thread_failures[0][0]}); the run ended, its traceback "
+            "is in the debug log: LIGHT_LEAGUE_LOG=DEBUG",
+            file=sys.stderr,
+        )
+    print(f"run directory: {root}")
     return 0
+
+
+def _close(runner: Runner, *, interrupted: bool) -> Exception | None:
+    """Close the run (logs flushed, executor shut down, lock released): the exception a close
+    raised, for the caller to say, or None."""
+    try:
+        runner.close()
+    except KeyboardInterrupt:
+        # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
+        # interruption has been said once
+        if not interrupted:
+            raise
+    except Exception as exc:
+        logging.getLogger(__name__).debug("closing the run failed", exc_info=True)
+        return exc
+    return None
+
+
+#: ``(what, traceback)`` of each background thread that failed during this run (kept for error.log)
+_thread_failures: list[tuple[str, str]] = []
+
+
+def _thread_failed(args: threading.ExceptHookArgs) -> None:
+    """A background thread's exception is not printed: TensorBoard's writer thread fails on a full
+    disk, and the run's own next write fails on the same cause and says it in one line. Its
+    traceback goes to the debug log and to ``error.log`` if the run fails."""
+    text = "".join(traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback))
+    name = args.thread.name if args.thread is not None else "a thread"
+    message = _one_line(args.exc_value) if args.exc_value is not None else ""
+    _thread_failures.append((f"{name}: {args.exc_type.__name__}: {message}", text))
+    logging.getLogger(__name__).debug("background thread %s failed:\n%s", name, text)
 
 
 def _print_config(config: object) -> int:
@@ -410,7 +460,9 @@ def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
     from light_league.utils.atomic import atomic_write_text
 
     log_path: Path | None = root / "error.log" if root.is_dir() else None
-    text = traceback.format_exc()
+    text = "".join(traceback.format_exception(exc))
+    for what, thread_text in _thread_failures:
+        text += f"\nA background thread failed ({what}):\n{thread_text}"
     try:
         if log_path is None:  # no run directory: keep the traceback out of the current directory
             fd, name = tempfile.mkstemp(prefix="light_league-error-", suffix=".log")
