@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from light_league.errors import LeagueError, NonFiniteError, did_you_mean
+from light_league.errors import EnvContractError, LeagueError, NonFiniteError, did_you_mean
 from light_league.utils.text import printable
 
 if TYPE_CHECKING:
@@ -374,8 +374,8 @@ def _run_to_end(runner: Runner, root: Path) -> int:
     set_fatal_report(lambda exc: _say_failure(root, exc))
     try:
         runner.run()
-    except NonFiniteError as exc:
-        raise NonFiniteError(
+    except (NonFiniteError, EnvContractError) as exc:
+        raise type(exc)(
             f"{exc}; completed generations are kept: once it is fixed, continue with "
             f"python main.py --resume {root}"
         ) from None

@@ -43,6 +43,7 @@ from ray.exceptions import (
     ObjectLostError,
     OwnerDiedError,
     RayActorError,
+    RayError,
     RayTaskError,
 )
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -89,6 +90,11 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
         raise ComponentLost(f"{name} failed because {cause}") from exc
     if isinstance(exc, RayTaskError) and isinstance(cause, LeagueError):
         raise cause from None  # the user's one-line error, not Ray's wrapping of it with a traceback
+    if isinstance(exc, RayTaskError) and isinstance(cause, Exception) and not isinstance(cause, RayError):
+        # the component's own exception (an env's), as the local backend raises it: its message
+        # is the error line's, not Ray's header and traceback; Ray's text (with the actor's
+        # traceback) stays chained, for error.log
+        raise cause from exc
     raise exc
 
 
