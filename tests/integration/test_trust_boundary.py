@@ -432,6 +432,18 @@ def test_resume_refuses_an_appended_log_with_another_hard_link(
     assert backup.read_bytes() == before
 
 
+def test_resume_replaces_a_hard_linked_charts_written_file_instead_of_writing_through_it(
+    run: Path, tmp_path: Path
+) -> None:
+    written = run / "tensorboard" / "charts_written.txt"
+    backup = tmp_path / "backup_charts_written.txt"
+    backup.hardlink_to(written)  # e.g. a backup made with cp -al
+    before = backup.read_text()
+    assert main(["--resume", str(run), "stop.max_generations=3"]) == 0
+    assert backup.read_text() == before, "the resume wrote through the other hard link"
+    assert written.read_text().split()[-1] == "2"  # the resumed generation's images are noted
+
+
 def test_a_crash_replaces_an_error_log_link_instead_of_writing_through_it(tmp_path: Path) -> None:
     from light_league.cli import _fail
 
