@@ -31,11 +31,9 @@ MEMBER = "main_agent_0-v0"
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("export")
     assert main(["--config", RPS, "--run-dir", str(root / "run"), *TINY]) == 0
-    out = root / "out"
-    out.mkdir()
-    # --out a directory: MEMBER.pt2 in it
+    out = root / f"{MEMBER}.pt2"
     assert main(["export", str(root / "run"), MEMBER, "--out", str(out)]) == 0
-    return out / f"{MEMBER}.pt2"
+    return out
 
 
 def entries(path: Path) -> dict[str, bytes]:
@@ -175,8 +173,12 @@ def test_torch_export_load_alone_runs_a_pickled_weight(exported: Path, tmp_path:
 def test_export_out_into_a_directory_or_an_unwritable_place_is_one_line(
     exported: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert exported.is_file()  # --out DIR wrote DIR/MEMBER.pt2 (the fixture)
-    run = exported.parent.parent / "run"
+    run = exported.parent / "run"
+    into = tmp_path / "into"
+    into.mkdir()
+    assert main(["export", str(run), MEMBER, "--out", str(into)]) == 0  # before: a traceback
+    assert os.listdir(into) == [f"{MEMBER}.pt2"]
+    exported_policy.check_exported(into / f"{MEMBER}.pt2")
     blocker = tmp_path / "afile"
     blocker.write_text("mine")
     capsys.readouterr()
@@ -184,5 +186,3 @@ def test_export_out_into_a_directory_or_an_unwritable_place_is_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--out" in err[0], err
     assert blocker.read_text() == "mine"
-    assert not [p for p in tmp_path.iterdir() if p.name != "afile"]
-    assert os.listdir(exported.parent) == [exported.name]

@@ -76,10 +76,9 @@ def edit_json(path: Path, change: Callable[[dict], object]) -> None:
 def tamper(run: Path, cfg: dict) -> None:
     """Write ``cfg`` as the run's config.yaml, with the manifest's config and hash to match: a run
     directory made elsewhere, whole (resume's check of an edited config.yaml then sees nothing)."""
-    from light_league.config import config_digest
-
+    digest = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]  # config_digest
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
-    edit_json(run / "manifest.json", lambda m: m.update(config=cfg, config_hash=config_digest(cfg)))
+    edit_json(run / "manifest.json", lambda m: m.update(config=cfg, config_hash=digest))
 
 
 def state_path(run: Path) -> Path:
@@ -669,9 +668,9 @@ def test_nan_in_a_learner_checkpoint_is_refused_before_anything_changes(
     state = torch.load(learner, weights_only=True)
     next(iter(state["learner"]["weights"].values())).view(-1)[0] = float("nan")
     torch.save(state, learner)
-    edit_json(state_path(run), lambda s: s["learners_sha256"].pop(learner.stem))  # no checksum to catch it
-    run_latest = run / "checkpoint" / "latest.json"
-    edit_json(run_latest, lambda d: d.pop("state_sha256"))
+    # no checksum to catch it: the finiteness check must
+    edit_json(state_path(run), lambda s: s.get("learners_sha256", {}).pop(learner.stem, None))
+    edit_json(run / "checkpoint" / "latest.json", lambda d: d.pop("state_sha256", None))
     refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint", learner.name, "NaN")
 
 
