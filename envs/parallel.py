@@ -197,7 +197,7 @@ class ParallelBatchedEnv(BatchedEnv):
             obs=self._obs.copy(),
             state=np.concatenate([self._obs, all_obs], -1),
             action_mask=self._mask.copy(),
-            active=self._mask.any(axis=2) if self.spec.turn_based else self._live.copy(),
+            active=np.asarray(self._mask.any(axis=2)) if self.spec.turn_based else self._live.copy(),
             reward=reward.astype(np.float32),
             done=done,
             truncated=truncated,
