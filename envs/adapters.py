@@ -36,7 +36,11 @@ from typing import Any
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_parallel
+from pettingzoo.utils.conversions import (
+    aec_to_parallel,
+    turn_based_aec_to_parallel,
+    turn_based_aec_to_parallel_wrapper,
+)
 
 from envs import _rng
 from envs.parallel import ParallelBatchedEnv, spec_from_parallel
@@ -164,7 +168,7 @@ def make_pettingzoo_batched(name: str, num_envs: int, **kwargs: Any) -> Parallel
         probe,
         name=name,
         seats=_seats(ours.get("seats")),
-        turn_based=False,
+        turn_based=isinstance(probe, turn_based_aec_to_parallel_wrapper),  # the waiting player: no mask
         score_range=_score_range(ours.get("score_range", (-1.0, 1.0))),
         max_steps=int(ours.get("max_steps", DEFAULT_MAX_STEPS)),
         win_loss=bool(ours.get("win_loss", False)),

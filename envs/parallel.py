@@ -9,9 +9,11 @@ How it reads a single-game env:
 * observations are flattened to float32 vectors; a dict observation with ``observation`` and
   ``action_mask`` keys (PettingZoo's convention for classic games) gives both, otherwise the mask
   is ``infos[agent]["action_mask"]`` when present, else every action is legal;
-* an agent is active while it is in ``env.agents`` and has a legal action (turn-based envs give
-  the waiting player an all-zero mask, or name the mover in ``infos[agent]["active_agent"]``, as
-  PettingZoo's turn-based AEC-to-Parallel conversion does);
+* an agent is active (must act) while it is in ``env.agents``, unless ``infos[agent]["active_agent"]``
+  names another agent (the mover), or the env is turn-based (``spec.turn_based``: PettingZoo's
+  turn-based AEC-to-Parallel conversion) and gives it an all-zero mask (the waiting player). In a
+  simultaneous env an agent in play with an all-zero mask is active with no legal action, which
+  the episode loop refuses by name (it was sent action 0 before);
 * the critic state is the agent's own observation followed by every agent's observation;
 * a seat's reward on a step is the mean reward of its agents that received one (a team reward
   shared by the agents still in play counts once); the outcome compares the two seats' returns
@@ -124,6 +126,7 @@ class ParallelBatchedEnv(BatchedEnv):
         n = spec.n_agents
         self._obs = np.zeros((num_envs, n, spec.obs_dim), dtype=np.float32)
         self._mask = np.zeros((num_envs, n, spec.num_actions), dtype=bool)
+        self._live = np.zeros((num_envs, n), dtype=bool)  #: in play and not waiting for another
         self._returns = np.zeros((num_envs, 2))
         self._steps = np.zeros(num_envs, dtype=np.int64)
 
@@ -138,6 +141,7 @@ class ParallelBatchedEnv(BatchedEnv):
 
     def _begin(self, b: int, obs: dict[str, Any], infos: dict[str, Any]) -> None:
         self._obs[b], self._mask[b], self._returns[b], self._steps[b] = 0.0, False, 0.0, 0
+        self._live[b] = False
         self._record(b, obs, infos)
 
     def _record(self, b: int, obs: dict[str, Any], infos: dict[str, Any]) -> None:
@@ -149,6 +153,7 @@ class ParallelBatchedEnv(BatchedEnv):
             waiting = isinstance(info, dict) and info.get("active_agent", agent) != agent
             if agent not in live or waiting:
                 self._mask[b, k] = False
+            self._live[b, k] = agent in live and not waiting
 
     def step(self, actions: np.ndarray) -> BatchStep:
         actions = np.asarray(actions, dtype=np.int64)
@@ -192,7 +197,7 @@ class ParallelBatchedEnv(BatchedEnv):
             obs=self._obs.copy(),
             state=np.concatenate([self._obs, all_obs], -1),
             action_mask=self._mask.copy(),
-            active=np.asarray(self._mask.any(axis=2)),
+            active=np.asarray(self._mask.any(axis=2)) if self.spec.turn_based else self._live.copy(),
             reward=reward.astype(np.float32),
             done=done,
             truncated=truncated,

@@ -7,14 +7,25 @@ The file is loaded with ``torch.export.load``; no light_league module is importe
 from this repository's ``envs`` package, PettingZoo's Parallel API). The exported policy takes
 seat 0 and plays ``--games`` games against a uniformly random opponent; the script prints its
 wins, draws and losses (the seat with the larger return wins).
+
+``torch.export.load`` is not safe on a file from elsewhere: it unpickles entries a file marks as
+pickled (and falls back to ``weights_only=False`` when a safe load fails), loads compiled code a
+file carries, and evaluates expressions and guard code from the file's program. :func:`load`
+therefore checks the file first (:func:`check_exported`) and refuses, before torch reads it,
+anything that ``main.py export`` does not write: a pickled or compiled entry, an entry it does not
+know, an operator outside ``torch.ops.aten``, an expression or guard that is not a plain shape.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import re
 import sys
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,9 +37,114 @@ if str(ROOT) not in sys.path:  # the envs package of this checkout
 import envs  # noqa: E402
 from envs.parallel import split_obs  # noqa: E402
 
+#: the entries a file of ``main.py export`` holds (under its one top folder), and nothing else
+_ENTRIES = re.compile(
+    r"(archive_format|archive_version|byteorder|\.data/version|\.data/serialization_id|models/model\.json"
+    r"|data/weights/model_weights_config\.json|data/weights/weight_\d+|data/constants/model_constants_config\.json"
+    r"|data/constants/tensor_\d+|data/sample_inputs/model\.pt|extra/policy\.json)"
+)
+#: operators a program may call: ATen's (tensor arithmetic), except the one that reads a file
+_TARGET = re.compile(r"torch\.ops\.aten\.(?!from_file\b)\w+\.\w+")
+#: a shape expression: symbols, integers, arithmetic and these sympy names, nothing Python could run
+_EXPR_CHARS = re.compile(r"[\w+\-*/(), ='%<>]*")
+_EXPR_NAMES = {
+    "Symbol",
+    "positive",
+    "integer",
+    "nonnegative",
+    "True",
+    "False",
+    "Max",
+    "Min",
+    "FloorDiv",
+    "Mod",
+}
+#: a guard: a comparison of input sizes (``L['obs'].size()[0] == L['mask'].size()[0]``) or with a number
+_SIZE = r"L\['\w+'\]\.size\(\)\[\d+\]"
+_GUARD = re.compile(rf"{_SIZE} (==|!=|<=|>=|<|>) ({_SIZE}|-?\d+)")
+
+
+class UnsafeFile(ValueError):
+    """The file holds something ``torch.export.load`` would run or unpickle."""
+
+
+def check_exported(path: Path) -> None:
+    """Refuse (:class:`UnsafeFile`) a ``.pt2`` that holds anything ``main.py export`` does not
+    write, reading it as a zip of JSON and raw bytes only (nothing is unpickled or run)."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UnsafeFile(f"{path} is not a torch.export file ({exc})") from None
+    with archive:
+        names = archive.namelist()
+        roots = {name.split("/", 1)[0] for name in names}
+        if len(roots) != 1 or any("/" not in name for name in names):
+            raise UnsafeFile(f"{path}: entries outside one top folder")
+        root = roots.pop() + "/"
+        for name in names:
+            if not _ENTRIES.fullmatch(name[len(root) :]):
+                raise UnsafeFile(f"{path}: entry {name} is not one main.py export writes")
+
+        def read_json(entry: str) -> Any:
+            return json.loads(archive.read(root + entry)) if root + entry in names else None
+
+        for entry in ("data/weights/model_weights_config.json", "data/constants/model_constants_config.json"):
+            for key, payload in ((read_json(entry) or {}).get("config") or {}).items():
+                if payload.get("use_pickle") or not str(payload.get("path_name", "")).startswith(
+                    ("weight_", "tensor_")
+                ):
+                    raise UnsafeFile(
+                        f"{path}: {key} is stored pickled or as an object, not as raw tensor bytes"
+                    )
+        if root + "data/sample_inputs/model.pt" in names:
+            try:
+                torch.load(io.BytesIO(archive.read(root + "data/sample_inputs/model.pt")), weights_only=True)
+            except Exception as exc:  # torch would retry with weights_only=False: never get there
+                raise UnsafeFile(
+                    f"{path}: its sample inputs are not plain tensors ({exc.__class__.__name__})"
+                ) from None
+        _check_program(path, read_json("models/model.json"))
+
+
+def _check_program(path: Path, program: Any) -> None:
+    """Every operator, shape expression and guard of the serialised program is a plain one."""
+    if not isinstance(program, dict):
+        raise UnsafeFile(f"{path}: no program (models/model.json)")
+    stack: list[Any] = [program]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if key == "target" and not (isinstance(value, str) and _TARGET.fullmatch(value)):
+                raise UnsafeFile(f"{path}: operator {value!r} is not an ATen tensor operator")
+            if key == "expr_str" and not _plain_expression(value):
+                raise UnsafeFile(f"{path}: shape expression {value!r} is not a plain one")
+            if key == "custom_obj_values" and value:
+                raise UnsafeFile(f"{path}: the program holds script objects")
+            stack.append(value)
+    for key in program.get("range_constraints") or {}:
+        if not _plain_expression(key):
+            raise UnsafeFile(f"{path}: shape symbol {key!r} is not a plain one")
+    for guard in program.get("guards_code") or []:
+        if not (isinstance(guard, str) and _GUARD.fullmatch(guard)):
+            raise UnsafeFile(f"{path}: guard {guard!r} is not a comparison of input sizes")
+
+
+def _plain_expression(text: Any) -> bool:
+    if not isinstance(text, str) or "__" in text or not _EXPR_CHARS.fullmatch(text):
+        return False
+    names = re.findall(r"[A-Za-z_]\w*", re.sub(r"'[su]\d+'", "", text))
+    return all(name in _EXPR_NAMES or re.fullmatch(r"[su]\d+", name) for name in names)
+
 
 def load(path: Path) -> tuple[torch.nn.Module, dict]:
-    """The exported actor and its description (``policy.json`` inside the file)."""
+    """The exported actor and its description (``policy.json`` inside the file), once
+    :func:`check_exported` has found nothing in it that loading would run."""
+    check_exported(path)
     extra = {"policy.json": ""}
     actor = torch.export.load(str(path), extra_files=extra).module()
     return actor, json.loads(extra["policy.json"])
@@ -85,7 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    actor, meta = load(args.policy)
+    try:
+        actor, meta = load(args.policy)
+    except UnsafeFile as exc:
+        print(f"error: {exc}; refusing to load it (load only files main.py export wrote)", file=sys.stderr)
+        return 2
     wins, draws, losses = play(actor, meta, args.games, args.seed)
     print(f"{meta['member']} ({meta['env']}) against random: {wins} wins, {draws} draws, {losses} losses")
     return 0

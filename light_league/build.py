@@ -231,7 +231,23 @@ def check_resume_changes(stored: ExperimentConfig, now: ExperimentConfig) -> Non
     population when the run resumes), not lose any."""
     if stored.scheduler_name != now.scheduler_name:  # before either is resolved (imported)
         raise _cannot_change("scheduler.name", stored.scheduler_name, now.scheduler_name)
-    before, after = _comparable(stored), _comparable(now)
+    change = forbidden_change(_comparable(stored), _comparable(now))
+    if change is None:
+        return
+    key, old, new = change
+    if key == "evaluation.baselines" and isinstance(old, list) and isinstance(new, list):
+        raise ConfigError(
+            f"evaluation.baselines cannot change on resume (run: {shown(old)}, now: {shown(new)}): "
+            f"a baseline can be added, not removed ({', '.join(b for b in old if b not in new)} "
+            "stays in the population); keep it in the list"
+        )
+    raise _cannot_change(key, old, new)
+
+
+def forbidden_change(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """The first key (sorted) of two flattened configs (:func:`flatten`) that differs and may not
+    change on resume, with its two values (:data:`RESUMABLE_KEYS` may; ``evaluation.baselines`` may
+    grow); None when there is none."""
     for key in sorted(before.keys() | after.keys()):
         old, new = before.get(key, _UNSET), after.get(key, _UNSET)
         if old == new or any(key == k or key.startswith(k + ".") for k in RESUMABLE_KEYS):
@@ -239,17 +255,13 @@ def check_resume_changes(stored: ExperimentConfig, now: ExperimentConfig) -> Non
         if key == "evaluation.baselines" and isinstance(old, list) and isinstance(new, list):
             if set(old) <= set(new):
                 continue
-            raise ConfigError(
-                f"evaluation.baselines cannot change on resume (run: {_shown(old)}, now: {_shown(new)}): "
-                f"a baseline can be added, not removed ({', '.join(b for b in old if b not in new)} "
-                "stays in the population); keep it in the list"
-            )
-        raise _cannot_change(key, old, new)
+        return key, old, new
+    return None
 
 
 def _cannot_change(key: str, old: Any, new: Any) -> ConfigError:
     return ConfigError(
-        f"{key} cannot change on resume (run: {_shown(old)}, now: {_shown(new)}); it changes what the "
+        f"{key} cannot change on resume (run: {shown(old)}, now: {shown(new)}); it changes what the "
         "run computes: drop the override, or start a new run with --config to change it"
     )
 
@@ -263,19 +275,21 @@ def _comparable(config: ExperimentConfig) -> dict[str, Any]:
     scheduler_cls = resolve_scheduler(config.scheduler_name)
     options = validate_options(scheduler_cls.Config, config.scheduler_options, path="scheduler")
     raw["scheduler"] = {"name": config.scheduler_name, **options.model_dump(mode="json")}
-    return _flatten(raw, "")
+    return flatten(raw)
 
 
-def _flatten(value: Any, prefix: str) -> dict[str, Any]:
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested mapping as ``{"a.b.c": leaf}`` (an empty mapping is a leaf)."""
     if isinstance(value, dict) and value:
         out: dict[str, Any] = {}
         for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+            out.update(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
         return out
     return {prefix: value}
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A config value as a message shows it (``unset`` for a key one side lacks)."""
     if value is _UNSET:
         return "unset"
     return value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
@@ -323,13 +337,13 @@ def build_runner(
             resume = False
         start_gen = checkpoint_generation(run_dir) if resume else 0
         if not resume:  # the manifest first: it is what makes the directory a run (RunDir.is_run)
-            run_dir.write_manifest(config.digest(), argv)
+            run_dir.write_manifest(config.digest(), argv, config.to_dict())
             run_dir.write_config(config.to_dict())
         parts = _assemble(config, run_dir, checked, start_gen, resume)
         runner = factory(**vars(parts))
         if resume:  # the effective config of this session (its overrides included) is the run's now
             run_dir.write_config(config.to_dict())
-            run_dir.add_session(config.digest(), argv)
+            run_dir.add_session(config.digest(), argv, config.to_dict())
     except BaseException:
         run_dir.unlock()
         raise

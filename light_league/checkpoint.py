@@ -2,13 +2,17 @@
 
 Checkpoint layout (``RUN_DIR/checkpoint``)::
 
-    latest.json              {"generation": next generation, "dir": "gen_XXXX"}  (the commit point)
-    gen_XXXX/state.json      league, scheduler and counter state after generation XXXX
+    latest.json              {"generation": next generation, "dir": "gen_XXXX",
+                              "state_sha256": ...}  (the commit point)
+    gen_XXXX/state.json      league, scheduler and counter state after generation XXXX, with the
+                             SHA-256 of each learner file ("learners_sha256")
     gen_XXXX/learners/<id>.pt  learner weights + optimiser state (tensors only)
     initial/                 the same before generation 0 (until generation 0 completes)
 
 ``latest.json`` is replaced atomically after the generation's directory is complete, so a kill
-at any moment leaves the previous generation as the resume point. The :class:`Checkpointer`
+at any moment leaves the previous generation as the resume point. Resume checks the checksums
+(a checkpoint written before they existed has none; its files are checked by type, shape and
+finiteness alone) and that every loaded number is finite. The :class:`Checkpointer`
 holds the components whose state it saves and restores; the Runner holds the Checkpointer and
 hands it the run's counters (:class:`RunCounters`).
 """
@@ -16,6 +20,7 @@ hands it the run's counters (:class:`RunCounters`).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import shutil
@@ -27,7 +32,7 @@ import torch
 
 from light_league.agents.agent_manager import AgentManager
 from light_league.agents.match_database import record_generation
-from light_league.data_buffer.policy_files import load_policy_files
+from light_league.algorithms.mappo.serialization import load_policy
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import CorruptFileError
 from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
@@ -41,6 +46,7 @@ from light_league.utils.atomic import (
     JsonlLog,
     atomic_write_bytes,
     atomic_write_json,
+    atomic_write_text,
     committed_size,
     read_json,
     remove_temp_files,
@@ -88,30 +94,39 @@ class Checkpointer:
         rd = self.run_dir
         gen = self.agents.generation  # the next generation to run
         gen_dir = rd.checkpoint / (f"gen_{gen - 1:04d}" if gen > 0 else "initial")  # named by what it holds
+        sums: dict[str, str] = {}
         for lid, handle in self.learners.items():
             state = self.executor.invoke(handle, LearnerComponent.state_dict)
             buf = _torch_bytes(state)
             atomic_write_bytes(gen_dir / "learners" / f"{lid}.pt", buf)
+            sums[lid] = hashlib.sha256(buf).hexdigest()
         self.agents.save()
-        atomic_write_json(
-            gen_dir / "state.json",
-            {
-                "generation": gen,
-                "agents": self.agents.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "members": self.agents.member_ids(),
-                "env_steps": counters.env_steps,
-                "wall_s": counters.wall_s,
-                "last_nash_conv": counters.last_nash_conv,
-                # the committed match log ends here: resume cuts back to it, and refuses a shorter file
-                "matches_bytes": rd.matches.stat().st_size if rd.matches.exists() else 0,
-            },
-            indent=None,  # grows with the population squared: json's C encoder only runs unindented
-        )
+        state = {
+            "generation": gen,
+            "agents": self.agents.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "members": self.agents.member_ids(),
+            "env_steps": counters.env_steps,
+            "wall_s": counters.wall_s,
+            "last_nash_conv": counters.last_nash_conv,
+            # the committed match log ends here: resume cuts back to it, and refuses a shorter file
+            "matches_bytes": rd.matches.stat().st_size if rd.matches.exists() else 0,
+            "learners_sha256": sums,
+        }
+        # grows with the population squared: json's C encoder only runs unindented
+        state_text = json.dumps(state) + "\n"
+        atomic_write_text(gen_dir / "state.json", state_text)
         if record is not None:
             self.generations_log.append(record)
             self.generations_log.sync()
-        atomic_write_json(rd.checkpoint / "latest.json", {"generation": gen, "dir": gen_dir.name})
+        atomic_write_json(
+            rd.checkpoint / "latest.json",
+            {
+                "generation": gen,
+                "dir": gen_dir.name,
+                "state_sha256": hashlib.sha256(state_text.encode("utf-8")).hexdigest(),
+            },
+        )
         for old in rd.checkpoint.iterdir():
             if old != gen_dir and old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
@@ -125,8 +140,9 @@ class Checkpointer:
         never read as a whole: it is cut back to the byte offset the checkpoint recorded.
         """
         rd = self.run_dir
-        gen, gen_dir = _read_latest(rd)
+        gen, gen_dir, state_sum = _read_latest(rd)
         state_path = gen_dir / "state.json"
+        _check_sum("checkpoint state", state_path, state_sum, rd.checkpoint / "latest.json")
         state = read_json(
             state_path,
             what="checkpoint state",
@@ -138,8 +154,10 @@ class Checkpointer:
                 f"checkpoint state {state_path} is for generation {state['generation']} but {rd.checkpoint}/latest.json "
                 f"says {gen}; restore them from a backup or start a new run"
             )
+        sums = state.get("learners_sha256") or {}
         learner_states = {
-            lid: _read_learner_state(rd, gen_dir / "learners" / f"{lid}.pt") for lid in self.learners
+            lid: _read_learner_state(rd, gen_dir / "learners" / f"{lid}.pt", sums.get(lid), state_path)
+            for lid in self.learners
         }
         for record in self.agents.pool.list():
             if not safe_name(record.agent_id) or not rd.inside(rd.policies / record.agent_id):
@@ -164,7 +182,7 @@ class Checkpointer:
                             f"policy file {file} points outside the run directory {rd.root}; "
                             "replace it with the real file or start a new run"
                         )
-                load_policy_files(base)  # raises a one-line error if corrupt
+                load_policy(base)  # checksum, finite weights, shapes: a one-line error if any is wrong
         _check_generations(self, gen)
         cut = _match_log_cut(self, gen, state)
         for lid, learner_state in learner_states.items():  # memory only; a misfit is a one-line error
@@ -200,8 +218,9 @@ def _torch_bytes(state: dict[str, Any]) -> bytes:
 _GEN_DIR = re.compile(r"^(gen_\d{4,}|initial)$")  # initial: the bootstrap state, before generation 0
 
 
-def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
-    """``latest.json``: the next generation and its checkpoint directory (inside the run dir)."""
+def _read_latest(run_dir: RunDir) -> tuple[int, Path, str | None]:
+    """``latest.json``: the next generation, its checkpoint directory (inside the run dir) and the
+    SHA-256 of its ``state.json`` (None in a pointer written before it was kept)."""
     latest = run_dir.checkpoint / "latest.json"
     data = read_json(
         latest,
@@ -210,7 +229,14 @@ def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
     )
     gen = data.get("generation") if isinstance(data, dict) else None
     name = data.get("dir") if isinstance(data, dict) else None
-    if not isinstance(gen, int) or isinstance(gen, bool) or gen < 0 or not isinstance(name, str):
+    state_sum = data.get("state_sha256") if isinstance(data, dict) else None
+    if (
+        not isinstance(gen, int)
+        or isinstance(gen, bool)
+        or gen < 0
+        or not isinstance(name, str)
+        or not isinstance(state_sum, str | None)
+    ):
         raise CorruptFileError(
             f"checkpoint pointer {latest} is malformed (needs an integer 'generation' and a 'dir' name); "
             "restore it from a backup or start a new run"
@@ -221,12 +247,42 @@ def _read_latest(run_dir: RunDir) -> tuple[int, Path]:
             f"checkpoint pointer {latest} is corrupt: dir {name!r} is not a gen_NNNN (or initial) directory inside "
             f"{run_dir.checkpoint}; restore it from a backup or start a new run"
         )
-    return gen, gen_dir
+    return gen, gen_dir, state_sum
 
 
 def checkpoint_generation(run_dir: RunDir) -> int:
     """The next generation to run, as ``run_dir``'s committed checkpoint says."""
     return _read_latest(run_dir)[0]
+
+
+def _check_sum(what: str, path: Path, expected: str | None, where: Path) -> None:
+    """``path``'s bytes have the SHA-256 ``expected`` that ``where`` recorded (None: a file written
+    before checksums were kept, nothing to compare); a mismatch is one line naming the file."""
+    if expected is None or not path.is_file():
+        return  # a missing file is said by its reader
+    if hashlib.sha256(path.read_bytes()).hexdigest() != expected:
+        raise CorruptFileError(
+            f"{what} {path} is damaged: its SHA-256 is not the one {where} recorded when it was written; "
+            "restore it from a backup or start a new run"
+        )
+
+
+def _non_finite(value: Any, where: str = "") -> str | None:
+    """The path of the first tensor (at any depth of dicts and lists) holding NaN or infinity."""
+    if isinstance(value, torch.Tensor):
+        return where if value.is_floating_point() and not bool(torch.isfinite(value).all()) else None
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list | tuple)
+        else ()
+    )
+    for key, item in items:
+        found = _non_finite(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def _malformed(path: Path, exc: BaseException) -> CorruptFileError:
@@ -254,6 +310,8 @@ def _check_state(ck: Checkpointer, path: Path, state: Any) -> None:
         require(state.get("last_nash_conv") is None or is_num(state["last_nash_conv"]), "'last_nash_conv'")
         mb = state.get("matches_bytes", 0)
         require(is_int(mb) and mb >= 0, "'matches_bytes' is not an integer >= 0")
+        sums = state.get("learners_sha256", {})  # absent in a checkpoint written before checksums
+        require(isinstance(sums, dict), "'learners_sha256' is not an object")
         AgentManager.check_state(state["agents"], {setup.role for setup in ck.scheduler.learners()})
         require(isinstance(state["scheduler"], dict), "'scheduler' is not an object")
         try:
@@ -376,11 +434,18 @@ def _check_learner_state(ck: Checkpointer, lid: str, path: Path, state: dict[str
         ) from None
 
 
-def _read_learner_state(rd: RunDir, path: Path) -> dict[str, Any]:
+def _read_learner_state(rd: RunDir, path: Path, checksum: Any, state_path: Path) -> dict[str, Any]:
+    """A learner's checkpoint file, checked: inside the run, the SHA-256 ``state.json`` recorded
+    (``checksum``; None in a checkpoint written before), a state dict, every tensor finite."""
     if path.exists() and not rd.inside(path):
         raise CorruptFileError(
             f"learner checkpoint {path} points outside the run directory {rd.root}; start a new run"
         )
+    if checksum is not None and not isinstance(checksum, str):
+        raise CorruptFileError(
+            f"checkpoint state {state_path}: learners_sha256 is malformed; start a new run"
+        )
+    _check_sum("learner checkpoint", path, checksum, state_path)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -391,6 +456,12 @@ def _read_learner_state(rd: RunDir, path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(state, dict):
         raise CorruptFileError(f"learner checkpoint {path} is not a state dict; start a new run")
+    bad = _non_finite(state)
+    if bad is not None:
+        raise CorruptFileError(
+            f"learner checkpoint {path} holds NaN or infinite numbers (in {bad}); nothing is trained from it: "
+            "restore it from a backup or start a new run"
+        )
     return state
 
 

@@ -20,8 +20,13 @@ import traceback
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from light_league.errors import LeagueError, NonFiniteError, did_you_mean
+from light_league.errors import EnvContractError, LeagueError, NonFiniteError, did_you_mean
+from light_league.utils.text import printable
+
+if TYPE_CHECKING:
+    from light_league.runner import Runner
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_FAILED = 1
@@ -29,14 +34,18 @@ EXIT_INTERRUPTED = 130
 
 
 def _stop_on_signals() -> None:
-    """Ctrl-C and SIGTERM stop the run cleanly (logs flushed, lock released), even when the
-    process was started with SIGINT ignored (as background jobs of a non-interactive shell are)."""
+    """Ctrl-C, SIGTERM (what ``kill``, ``timeout``, batch schedulers and container runtimes send)
+    and SIGHUP (the terminal closed) stop the run cleanly: one line, logs flushed, executor shut
+    down, lock released; resumable. Also when the process was started with SIGINT ignored (as
+    background jobs of a non-interactive shell are). Called again once the executor is up: Ray's
+    core worker installs its own SIGTERM handler in the driver, which aborts with a stack dump."""
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,32 +137,34 @@ def main(argv: list[str] | None = None) -> int:
         ns = commands[name].parse_intermixed_args(rest)  # overrides may stand between options
         return _HANDLERS[name](ns, args)
     except LeagueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-def _existing_run_dir(path: str) -> Path:
-    run_dir = Path(path)
-    if not run_dir.is_dir():
-        raise LeagueError(f"run directory {run_dir} does not exist; pass a directory written by main.py")
-    return run_dir
+#: the help of the ``key=value`` settings of a command that reads a run directory
+_SETTINGS_HELP = (
+    "key.path=value changes to the run's stored config; repeat a module the run names "
+    "(env.name=pettingzoo:my_pkg.env:parallel_env) to confirm you trust it (docs/trust.md)"
+)
 
 
 def _report(ns: argparse.Namespace, argv: list[str]) -> int:
     from light_league.tracking.report import report, report_json
+    from light_league.trust import open_run_dir
 
-    run_dir = _existing_run_dir(ns.run_dir)
+    run_dir = open_run_dir(ns.run_dir, command="report").root  # reads records and tables, no config
     if ns.json:
         if ns.csv or ns.full or ns.top:
             raise LeagueError("--json prints every member of the generation; drop --csv, --full and --top")
-        print(json.dumps(report_json(run_dir, generation=ns.generation), indent=2))
+        print(printable(json.dumps(report_json(run_dir, generation=ns.generation), indent=2)))
         return 0
     if ns.full and ns.top:
         raise LeagueError("--full shows every member; drop --top (or --full)")
-    print(report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full, top=ns.top), end="")
+    text = report(run_dir, generation=ns.generation, csv_path=ns.csv, full=ns.full, top=ns.top)
+    print(printable(text), end="")  # member ids are the run's data: shown, never sent to the terminal
     return 0
 
 
@@ -166,6 +177,7 @@ def _eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=200, help="fresh games, seats alternated (default: 200)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("settings", nargs="*", help=_SETTINGS_HELP)
 
 
 def _eval(ns: argparse.Namespace, argv: list[str]) -> int:
@@ -173,7 +185,7 @@ def _eval(ns: argparse.Namespace, argv: list[str]) -> int:
 
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
-    result = pit(_existing_run_dir(ns.run_dir), ns.a, ns.b, games=ns.games, seed=ns.seed)
+    result = pit(Path(ns.run_dir), ns.a, ns.b, games=ns.games, seed=ns.seed, overrides=list(ns.settings))
     if ns.json:
         print(json.dumps({"a": ns.a, "b": ns.b, "seed": ns.seed, **result.to_json()}, indent=2))
     else:
@@ -189,6 +201,7 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--every", type=int, default=10, help="draw the field every K steps, where the env can (default: 10)"
     )
+    p.add_argument("settings", nargs="*", help=_SETTINGS_HELP)
 
 
 def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
@@ -199,7 +212,9 @@ def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
     out = Console(LoggingConfig(console="plain"), file=sys.stdout)
-    watch(_existing_run_dir(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, console=out)
+    watch(
+        Path(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, console=out, overrides=list(ns.settings)
+    )
     return 0
 
 
@@ -207,14 +222,25 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = "Load it with torch alone: examples/exported_policy.py, docs/quickstart.md."
     p.add_argument("run_dir")
     p.add_argument("member", help="a learner's snapshot, e.g. main_agent_0-v12")
-    p.add_argument("--out", default=None, help="file to write (default: MEMBER.pt2 here)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="file to write, or a directory to write MEMBER.pt2 in (default: MEMBER.pt2 here)",
+    )
+    p.add_argument("settings", nargs="*", help=_SETTINGS_HELP)
 
 
 def _export(ns: argparse.Namespace, argv: list[str]) -> int:
     from light_league.export import export_member
 
-    path = export_member(_existing_run_dir(ns.run_dir), ns.member, Path(ns.out) if ns.out else None)
-    print(f"wrote {path} (torch.export; load it with torch.export.load, see examples/exported_policy.py)")
+    out = Path(ns.out) if ns.out else None
+    path = export_member(Path(ns.run_dir), ns.member, out, overrides=list(ns.settings))
+    print(
+        printable(
+            f"wrote {path} (torch.export; load it with examples/exported_policy.py's load, which checks it "
+            "first: docs/trust.md)"
+        )
+    )
     return 0
 
 
@@ -267,11 +293,17 @@ def _board_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _board(ns: argparse.Namespace, argv: list[str]) -> int:
+    from light_league.run_dir import RunDir
     from light_league.tracking.board import board, board_url
     from light_league.tracking.report import check_run_records
+    from light_league.trust import open_run_dir
 
-    if Path(ns.run_dir).is_dir():
-        check_run_records(Path(ns.run_dir))  # a damaged record is one line here, not in TensorBoard
+    folder = RunDir(ns.run_dir)
+    if folder.root.is_dir():
+        folder.check_plain()  # a run or a folder of runs: nothing in it may block a read
+        if folder.is_run():
+            open_run_dir(ns.run_dir, command="board")  # reads records and event files, no config
+        check_run_records(folder.root)  # a damaged record is one line here, not in TensorBoard
     print(
         f"TensorBoard on {ns.run_dir} at {board_url(ns.host, ns.port)} (the headline curves; Ctrl-C stops it)",
         file=sys.stderr,
@@ -286,24 +318,15 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
     if ns.resume:
         if ns.config or ns.run_dir:
             raise LeagueError("--resume takes the config from the run directory; drop --config/--run-dir")
-        run_dir = RunDir(ns.resume)
-        if not run_dir.is_run():
-            raise LeagueError(
-                f"{ns.resume} is not a run directory (no manifest.json written by main.py); --resume "
-                "continues only a run that main.py started: pass its RUN_DIR, or start a run with --config"
-            )
-        if not run_dir.config.is_file():
-            raise LeagueError(
-                f"{ns.resume} was stopped before its config.yaml was written: there is nothing to resume; "
-                f"start the run again with --config FILE --run-dir {ns.resume}"
-            )
-        run_dir.check_confined()
-        overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
-        config = load_config(run_dir.config, overrides)
-        from light_league.build import check_resume_changes
-        from light_league.plugins import check_stored_imports
+        from light_league.trust import RESUME, check_unedited, open_run_dir, stored_config
 
-        check_stored_imports(config, overrides, source=str(run_dir.config))
+        run_dir = open_run_dir(ns.resume, command=RESUME)
+        overrides = list(ns.overrides) + (["logging.console=quiet"] if ns.quiet else [])
+        config = stored_config(run_dir, overrides, command=RESUME, uploads=True)
+        run_dir.check_confined()
+        check_unedited(run_dir)  # config.yaml is what the run wrote (its hash is the manifest's)
+        from light_league.build import check_resume_changes
+
         check_resume_changes(load_config(run_dir.config, []), config)
         if ns.print_config:
             return _print_config(config)
@@ -322,48 +345,95 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
             else RunDir.fresh(config.experiment.runs_root, config.experiment.name)
         )
 
-    from light_league.execution.base import set_fatal_report
     from light_league.runner import Runner
 
     global _said
     _said = threading.Lock()  # this run's failure is yet to be said
+    _thread_failures.clear()
+    previous_hook, threading.excepthook = threading.excepthook, _thread_failed
     try:
-        runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
-    except LeagueError:
-        raise
-    except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
-        return _fail(run_dir.root, exc, resumable=False)
+        try:
+            runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
+        except LeagueError:
+            raise
+        except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
+            return _fail(run_dir.root, exc, resumable=False)
+        _stop_on_signals()  # again: starting Ray replaced the SIGTERM handler with its own
+        return _run_to_end(runner, run_dir.root)
+    finally:
+        threading.excepthook = previous_hook
+
+
+def _run_to_end(runner: Runner, root: Path) -> int:
+    """Run the generations, then close the run: one line for whatever ends it early (a failure,
+    an interruption), and one for a close that fails after the run ended well (a full disk while
+    the last events are flushed); a close that fails after a failure said is not said again."""
+    from light_league.execution.base import set_fatal_report
+
     interrupted = False
-    set_fatal_report(lambda exc: _say_failure(run_dir.root, exc))
+    set_fatal_report(lambda exc: _say_failure(root, exc))
     try:
         runner.run()
-    except NonFiniteError as exc:
-        raise NonFiniteError(
+    except (NonFiniteError, EnvContractError) as exc:
+        raise type(exc)(
             f"{exc}; completed generations are kept: once it is fixed, continue with "
-            f"python main.py --resume {run_dir.root}"
+            f"python main.py --resume {root}"
         ) from None
     except KeyboardInterrupt:
         interrupted = True
         print(
-            f"interrupted; completed generations are kept, continue with: python main.py --resume {run_dir.root}",
+            f"interrupted; completed generations are kept, continue with: python main.py --resume {root}",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
     except LeagueError:
         raise
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
-        return _fail(run_dir.root, exc, resumable=True)
+        return _fail(root, exc, resumable=True)
     finally:
         set_fatal_report(None)
-        try:
-            runner.close()
-        except KeyboardInterrupt:
-            # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
-            # interruption has been said once
-            if not interrupted:
-                raise
-    print(f"run directory: {run_dir.root}")
+        closing = _close(runner, interrupted=interrupted)
+    if closing is not None:
+        return _fail(root, closing, resumable=True)
+    if _thread_failures:
+        print(
+            f"warning: a background thread failed ({_thread_failures[0][0]}); the run ended, its traceback "
+            "is in the debug log: LIGHT_LEAGUE_LOG=DEBUG",
+            file=sys.stderr,
+        )
+    print(f"run directory: {root}")
     return 0
+
+
+def _close(runner: Runner, *, interrupted: bool) -> Exception | None:
+    """Close the run (logs flushed, executor shut down, lock released): the exception a close
+    raised, for the caller to say, or None."""
+    try:
+        runner.close()
+    except KeyboardInterrupt:
+        # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
+        # interruption has been said once
+        if not interrupted:
+            raise
+    except Exception as exc:
+        logging.getLogger(__name__).debug("closing the run failed", exc_info=True)
+        return exc
+    return None
+
+
+#: ``(what, traceback)`` of each background thread that failed during this run (kept for error.log)
+_thread_failures: list[tuple[str, str]] = []
+
+
+def _thread_failed(args: threading.ExceptHookArgs) -> None:
+    """A background thread's exception is not printed: TensorBoard's writer thread fails on a full
+    disk, and the run's own next write fails on the same cause and says it in one line. Its
+    traceback goes to the debug log and to ``error.log`` if the run fails."""
+    text = "".join(traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback))
+    name = args.thread.name if args.thread is not None else "a thread"
+    message = _one_line(args.exc_value) if args.exc_value is not None else ""
+    _thread_failures.append((f"{name}: {args.exc_type.__name__}: {message}", text))
+    logging.getLogger(__name__).debug("background thread %s failed:\n%s", name, text)
 
 
 def _print_config(config: object) -> int:
@@ -390,7 +460,9 @@ def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
     from light_league.utils.atomic import atomic_write_text
 
     log_path: Path | None = root / "error.log" if root.is_dir() else None
-    text = traceback.format_exc()
+    text = "".join(traceback.format_exception(exc))
+    for what, thread_text in _thread_failures:
+        text += f"\nA background thread failed ({what}):\n{thread_text}"
     try:
         if log_path is None:  # no run directory: keep the traceback out of the current directory
             fd, name = tempfile.mkstemp(prefix="light_league-error-", suffix=".log")
@@ -412,7 +484,7 @@ def _resume_hint(root: Path) -> str:
 def _say_once(line: str) -> None:
     """``line`` on stderr, unless this run's failure has been said already."""
     if _said.acquire(blocking=False):
-        print(line, file=sys.stderr, flush=True)
+        print(printable(line), file=sys.stderr, flush=True)
 
 
 def _one_line(exc: BaseException) -> str:

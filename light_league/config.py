@@ -17,10 +17,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, field_validator
 
-from light_league.config_base import Section, parse_override, validate_section
+from light_league.config_base import Section, load_yaml_text, parse_override, validate_section
 from light_league.errors import ConfigError
 from light_league.learner_config import LearnerSection as LearnerSection  # its former home
 from light_league.learner_config import merge_settings as merge_settings
@@ -87,7 +86,8 @@ class ExecutionSection(Section):
     call_timeout_s: float | None = Field(None, gt=0.0, le=1e7)
     """Seconds the driver waits for one call of a component (a worker's rollout round or
     evaluation games, a learner's update) before the run stops with one line naming the call (the
-    completed generations are kept; ``--resume`` continues). ``None``: no limit. On the local
+    completed generations are kept; ``--resume`` continues). ``None``: no limit. Only the time
+    the process runs counts: a run stopped with Ctrl-Z goes on when continued. On the local
     backend a call is interrupted where Python code runs (an env step in a ``sleep`` or a Python
     loop), not inside a C call that never returns."""
     stall_notice_s: float | None = Field(60.0, gt=0.0, le=1e7)
@@ -298,8 +298,13 @@ class ExperimentConfig(Section):
 
     def digest(self) -> str:
         """Short hash of the resolved config (written to the run manifest)."""
-        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        return config_digest(self.to_dict())
+
+
+def config_digest(raw: dict[str, Any]) -> str:
+    """Short hash of a config as a mapping: :meth:`ExperimentConfig.digest` of the config, and
+    the same of the values its ``config.yaml`` holds (what resume compares with the manifest)."""
+    return hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------- loading
@@ -320,26 +325,6 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
 
 #: most values a config may expand to (nested YAML aliases can make a tiny file expand without limit)
 MAX_CONFIG_VALUES = 100_000
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """The safe loader, refusing a key given twice in one mapping (the second would silently win)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, Any] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool) and key in seen:
-                raise _DuplicateKey(f"key {key!r} appears twice in one mapping", key_node.start_mark)
-            seen[key] = True
-        return super().construct_mapping(node, deep=deep)
-
-
-class _DuplicateKey(yaml.YAMLError):
-    def __init__(self, message: str, mark: Any) -> None:
-        super().__init__(message)
-        self.message = message
-        self.problem_mark = mark
 
 
 def _count_values(value: Any, budget: int) -> int:
@@ -368,19 +353,15 @@ def check_size(raw: Any, source: str) -> None:
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise ConfigError(f"config file {p} is not a regular file; pass a YAML file (see expr_configs/)")
     if not p.is_file():
         raise ConfigError(f"config file {p} does not exist; pass an existing YAML file (see expr_configs/)")
     try:
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_StrictLoader)  # a SafeLoader subclass
-    except _DuplicateKey as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else "?"
-        raise ConfigError(f"config file {p} line {line}: {exc.message}; keep one of them") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"config file {p} is not valid YAML{where}; fix the syntax there") from None
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"config file {p} is not UTF-8 text; pass a YAML file") from None
+    raw = load_yaml_text(text, f"config file {p}")
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):

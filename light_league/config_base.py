@@ -58,15 +58,65 @@ def validate_section(model: type[Section], raw: Any, *, path: str = "", source: 
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
-    """``a.b.c=value`` → (["a", "b", "c"], value typed by YAML rules)."""
+    """``a.b.c=value`` → (["a", "b", "c"], value typed by YAML rules). A value that is not valid
+    YAML is the string itself; a mapping that repeats a key, or one nested hundreds of levels
+    deep, is a :class:`ConfigError`."""
     if "=" not in text:
         raise ConfigError(f"override {text!r} must look like key.path=value")
     key, _, raw = text.partition("=")
     parts = key.strip().split(".")
     if not all(parts):
         raise ConfigError(f"override {text!r} has an empty key part")
+    if not raw.strip():
+        return parts, ""
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
+        value = load_yaml_text(raw, f"override {key.strip()}=...")
+    except ConfigError as exc:
+        if "not valid YAML" in str(exc):
+            return parts, raw  # a plain string that YAML cannot read
+        raise
     return parts, value
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping (the second would silently win).
+
+    Merge keys (``<<: *anchor``) work as in YAML 1.1: the mapping's own keys win over the merged
+    ones, and only its own keys are checked for repeats."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # flattened by SafeLoader's construct_mapping below
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise _DuplicateKey(f"key {key!r} appears twice in one mapping", key_node.start_mark)
+            seen[key] = True
+        return super().construct_mapping(node, deep=deep)
+
+
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, message: str, mark: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problem_mark = mark
+
+
+def load_yaml_text(text: str, source: str) -> Any:
+    """YAML ``text`` read with the strict safe loader; what is wrong with it is one
+    :class:`ConfigError` naming ``source`` (a file, or a command-line override)."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except _DuplicateKey as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else "?"
+        raise ConfigError(f"{source} line {line}: {exc.message}; keep one of them") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source} is not valid YAML{where}; fix the syntax there") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{source} nests more deeply than a config can (mappings or lists inside each other hundreds "
+            "of levels deep); write it flatter"
+        ) from None

@@ -31,6 +31,11 @@ class NonFiniteError(LeagueError, ValueError):
     anything is trained on it or checkpointed."""
 
 
+class EnvContractError(LeagueError, ValueError):
+    """An env broke its contract mid-run (an agent that must act has no legal action): the run
+    stops before anything plays on it, as for a non-finite number."""
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ``"; did you mean X?"`` for the closest choice, or ``""`` when none is close."""
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)

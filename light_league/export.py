@@ -10,6 +10,11 @@ description beside it in the same file (``policy.json``)::
     log_probs = actor(obs, mask, agent_idx)                     # feed-forward
     log_probs, hidden = actor(obs, mask, agent_idx, hidden)     # recurrent (meta["hidden_size"] > 0)
 
+Every tensor is stored as raw bytes, none pickled, and the program calls ATen operators only.
+Still, ``torch.export.load`` itself is not safe on a file from elsewhere (it unpickles what a file
+marks as pickled and runs expressions and code a file carries): ``examples/exported_policy.py``'s
+``load`` checks a file holds only what this module writes before it calls it (docs/trust.md).
+
 ``obs`` (N, obs_dim) float32, ``mask`` (N, num_actions) bool (at least one legal action per row),
 ``agent_idx`` (N,) int64 (each agent's position in its team, ``meta["agents"]``), ``hidden``
 (N, hidden_size) float32 (zeros where an episode starts). It returns the (N, num_actions)
@@ -19,6 +24,7 @@ env's games with such a file and no light_league import.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -27,8 +33,10 @@ import torch
 from torch import nn
 
 from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy, RecurrentNet
+from light_league.build import make_env_spec
 from light_league.errors import LeagueError
 from light_league.run_reader import RunReader
+from light_league.utils.atomic import atomic_write_bytes
 
 #: the description stored beside the program in the exported file
 META_FILE = "policy.json"
@@ -80,16 +88,27 @@ def export_policy(policy: MAPPOPolicy, out: Path, meta: dict[str, Any]) -> Path:
         example += (torch.zeros(2, policy.recurrent_size),)
     with torch.no_grad():
         program = torch.export.export(module, example, dynamic_shapes=tuple({0: rows} for _ in example))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.export.save(program, str(out), extra_files={META_FILE: json.dumps(meta, indent=2)})
+    stored = {**program.state_dict, **program.constants}
+    odd = sorted(k for k, v in stored.items() if type(v) not in (torch.Tensor, nn.Parameter))
+    if odd:  # torch.export.save would pickle these: the file would not load safely (see docstring)
+        raise LeagueError(
+            f"export: {', '.join(odd)} would be stored pickled; only plain tensors are exported"
+        )
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer, extra_files={META_FILE: json.dumps(meta, indent=2)})
+    atomic_write_bytes(out, buffer.getvalue())  # a whole file or none, never written through a link
     return out
 
 
-def export_member(run_dir: Path, member: str, out: Path | None = None) -> Path:
+def export_member(
+    run_dir: Path, member: str, out: Path | None = None, *, overrides: list[str] | None = None
+) -> Path:
     """Export ``member`` of ``run_dir`` (a frozen MAPPO snapshot) to ``out`` (default
-    ``<member>.pt2`` in the current directory); returns the path written."""
-    run = RunReader(run_dir)
+    ``<member>.pt2`` in the current directory; a directory: that file in it); returns the path
+    written. ``overrides`` change (or confirm) the run's stored config (see ``RunReader``)."""
+    run = RunReader(run_dir, overrides, command="export")
     config = run.config
+    make_env_spec(config)  # a bad env name or option is one line here
     members = run.members()
     if members.get(member) == "baseline":
         raise LeagueError(
@@ -130,6 +149,8 @@ def export_member(run_dir: Path, member: str, out: Path | None = None) -> Path:
         "outputs": ["log_probs"] + (["hidden"] if policy.recurrent_size else []),
     }
     target = Path(out) if out is not None else Path(f"{member}.pt2")
+    if target.is_dir():  # --out DIR: the member's file in it
+        target = target / f"{member}.pt2"
     try:
         return export_policy(policy, target, meta)
     except OSError as exc:

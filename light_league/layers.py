@@ -114,6 +114,7 @@ LAYERS: tuple[Layer, ...] = (
             "checkpoint": "Checkpointer: the resume point after each generation, checked before restored",
             "runner": "Runner: the generation loop, five timed phases",
             "run_reader": "RunReader: a run directory read as data",
+            "trust": "the gate every command that reads a run directory goes through",
             "exploit": "main.py exploit: the probe against a run's outputs",
             "pit": "main.py eval and watch: two players of a run",
             "export": "main.py export: a member as one file torch loads alone",

@@ -15,6 +15,7 @@ import numpy as np
 
 import envs
 from light_league.algorithms.base import Policy, hidden_dim
+from light_league.build import make_env_spec
 from light_league.errors import LeagueError, did_you_mean
 from light_league.rollout.head_to_head import HeadToHead, head_to_head
 from light_league.run_reader import RunReader
@@ -40,11 +41,15 @@ def player(run: RunReader, name: str) -> Policy:
     )
 
 
-def pit(run_dir: Path, a: str, b: str, *, games: int, seed: int) -> HeadToHead:
-    """``a`` against ``b`` over ``games`` fresh games, seats alternated (``a``'s results)."""
+def pit(
+    run_dir: Path, a: str, b: str, *, games: int, seed: int, overrides: list[str] | None = None
+) -> HeadToHead:
+    """``a`` against ``b`` over ``games`` fresh games, seats alternated (``a``'s results);
+    ``overrides`` change (or confirm) the run's stored config (see ``RunReader``)."""
     if games < 1:
         raise LeagueError(f"--games must be at least 1, got {games}")
-    run = RunReader(run_dir)
+    run = RunReader(run_dir, overrides, command="eval")
+    make_env_spec(run.config)  # a bad env name or option is one line here
     first, second = player(run, a), player(run, b)
     env = run.make_env(min(games, 256))
     try:
@@ -65,14 +70,24 @@ def pit_line(a: str, b: str, result: HeadToHead, seed: int) -> str:
     )
 
 
-def watch(run_dir: Path, a: str, b: str, *, seed: int, every: int, console: Console) -> dict[str, Any]:
+def watch(
+    run_dir: Path,
+    a: str,
+    b: str,
+    *,
+    seed: int,
+    every: int,
+    console: Console,
+    overrides: list[str] | None = None,
+) -> dict[str, Any]:
     """One game of ``a`` (seat 0) against ``b`` (seat 1) written to ``console``: each step's actions,
     the env's text frame (where it has one: battalion) every ``every`` steps and at the start, and
     the result. Returns ``{"steps", "outcome", "returns"}`` (``outcome``: ``a``'s, 1 win, 0.5 draw,
     0 loss)."""
     if every < 1:
         raise LeagueError(f"--every must be at least 1, got {every}")
-    run = RunReader(run_dir)
+    run = RunReader(run_dir, overrides, command="watch")
+    make_env_spec(run.config)
     players = [player(run, a), player(run, b)]
     config = run.config
     env = run.make_env(1)

@@ -169,9 +169,13 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> None:
+def check_stored_imports(
+    config: Any, overrides: list[str], *, source: str, command: str = "--resume", uploads: bool = True
+) -> None:
     """A run directory is data: refuse a stored config that would import a module by path unless
-    the same ``key=value`` is given again on the command line (the user's confirmation)."""
+    the same ``key=value`` is given again on the command line (the user's confirmation).
+    ``command`` names the command in the message; ``uploads``: also refuse a W&B upload that only
+    the stored config asks for (a command that logs)."""
     confirmed = set()
     for text in overrides:
         parts, value = parse_override(text)
@@ -185,13 +189,13 @@ def check_stored_imports(config: Any, overrides: list[str], *, source: str) -> N
         if (key, value) not in confirmed:
             raise ConfigError(
                 f"{source} sets {key}={value}, which imports module {module!r}; a run directory is data "
-                f"and --resume imports no module it names: if you trust that module, confirm it by adding "
+                f"and {command} imports no module it names: if you trust that module, confirm it by adding "
                 f"{key}={value} to the command (see docs/trust.md)"
             )
     wandb = config.logging.wandb
-    if wandb.mode == "online" and ("logging.wandb.mode", "online") not in confirmed:
+    if uploads and wandb.mode == "online" and ("logging.wandb.mode", "online") not in confirmed:
         raise ConfigError(
             f"{source} sets logging.wandb.mode=online (entity {wandb.entity!r}, project {wandb.project!r}), which "
-            "uploads the run's metrics; a run directory is data and --resume sends nothing it names: confirm it "
+            f"uploads the run's metrics; a run directory is data and {command} sends nothing it names: confirm it "
             "by adding logging.wandb.mode=online to the command, or add logging.wandb.mode=disabled (see docs/trust.md)"
         )

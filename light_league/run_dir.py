@@ -22,7 +22,8 @@ Layout::
 
 Nothing a run writes leaves the directory: :meth:`RunDir.check_confined` refuses a directory in
 which a symbolic link leads outside it, or in which a file that is appended to in place has
-another hard link.
+another hard link. Nothing a command reads can hang it: :meth:`RunDir.check_plain` refuses a
+directory holding anything but files and folders (a FIFO would block the first read of it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import os
 import platform
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from importlib import metadata
@@ -191,10 +193,36 @@ class RunDir:
         """Whether ``path`` (symlinks followed) lies inside the run directory."""
         return path.resolve().is_relative_to(self.root.resolve())
 
+    def check_plain(self) -> None:
+        """Refuse a directory holding, at any depth, anything but regular files, folders and links
+        to them: opening a FIFO (named pipe) blocks until something writes to it, a device or a
+        socket is no file of a run. One-line :class:`CorruptFileError`; opens nothing."""
+        kinds = {
+            stat.S_IFIFO: "a FIFO (named pipe)",
+            stat.S_IFSOCK: "a socket",
+            stat.S_IFCHR: "a character device",
+            stat.S_IFBLK: "a block device",
+        }
+        for folder, dirs, files in os.walk(self.root):
+            for name in (*dirs, *files):
+                path = Path(folder) / name
+                try:
+                    mode = path.stat().st_mode  # a link: what it points to
+                except OSError:  # a dangling link or a link loop: nothing to open
+                    continue
+                kind = kinds.get(stat.S_IFMT(mode))
+                if kind is not None:
+                    raise CorruptFileError(
+                        f"{path} is {kind}, not a file: a run directory holds files and folders only, "
+                        "and reading it would block; remove it and try again"
+                    )
+
     def check_confined(self) -> None:
         """Refuse a directory through which a write could land outside it: a symbolic link (at any
         depth) that leads out of it, or a file written in place (:data:`IN_PLACE_FILES`) that has
-        another hard link. One-line :class:`CorruptFileError`; reads only."""
+        another hard link; and anything :meth:`check_plain` refuses. One-line
+        :class:`CorruptFileError`; reads only."""
+        self.check_plain()
         root = self.root.resolve()
         for folder, dirs, files in os.walk(self.root):
             for name in (*dirs, *files):
@@ -270,7 +298,9 @@ class RunDir:
     def write_config(self, resolved: dict[str, Any]) -> None:
         atomic_write_text(self.config, yaml.safe_dump(resolved, sort_keys=False))
 
-    def write_manifest(self, config_hash: str, argv: list[str]) -> None:
+    def write_manifest(self, config_hash: str, argv: list[str], config: dict[str, Any] | None = None) -> None:
+        """The manifest of a new run; ``config``: the resolved config it runs (kept, so that resume can
+        name a key of ``config.yaml`` edited since)."""
         session = _session(config_hash, argv)
         atomic_write_json(
             self.manifest,
@@ -284,11 +314,13 @@ class RunDir:
                 "packages": package_versions(),
                 "argv": argv,
                 "sessions": [session],
+                **({"config": config} if config is not None else {}),
             },
         )
 
-    def add_session(self, config_hash: str, argv: list[str]) -> None:
-        """Record a ``--resume`` session in the manifest (its command line and config hash)."""
+    def add_session(self, config_hash: str, argv: list[str], config: dict[str, Any] | None = None) -> None:
+        """Record a ``--resume`` session in the manifest (its command line and config hash, and the
+        resolved ``config`` it runs)."""
         manifest = read_json(self.manifest, what="run manifest", fix="restore it or start a new run")
         if not isinstance(manifest, dict):
             raise ConfigError(
@@ -296,6 +328,8 @@ class RunDir:
             )
         manifest.setdefault("sessions", []).append(_session(config_hash, argv))
         manifest["config_hash"] = config_hash
+        if config is not None:
+            manifest["config"] = config
         atomic_write_json(self.manifest, manifest)
 
 

@@ -18,39 +18,35 @@ from pathlib import Path
 
 from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy
-from light_league.config import ExperimentConfig, load_config
+from light_league.config import ExperimentConfig
 from light_league.errors import LeagueError, did_you_mean
 from light_league.evaluation.probe import TARGETS, ProbeTarget
-from light_league.run_dir import RunDir
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.record import GenerationRecord, read_generations
 from light_league.tracking.report import load_payoff_snapshot
+from light_league.trust import open_run_dir, stored_config
 from light_league.types import newest_main
 
 
 class RunReader:
     """Read-only view of one run directory (see the module docstring)."""
 
-    def __init__(self, root: str | Path, overrides: list[str] | None = None) -> None:
+    def __init__(
+        self, root: str | Path, overrides: list[str] | None = None, *, command: str = "reading a run"
+    ) -> None:
         """``overrides``: ``key.path=value`` changes applied to the stored config (as ``--resume``
-        takes them); the directory must be one ``main.py`` made (:meth:`RunDir.is_run`)."""
+        takes them); the directory must be one ``main.py`` made. ``command``: what reads it, as
+        the gate's messages name it (:mod:`light_league.trust`)."""
         self.root = Path(root)
-        self.run_dir = RunDir(self.root)
-        if not self.root.is_dir():
-            raise LeagueError(
-                f"run directory {self.root} does not exist; pass a directory written by main.py"
-            )
-        if not self.run_dir.is_run():
-            raise LeagueError(
-                f"{self.root} is not a run directory (no manifest.json written by main.py); pass a RUN_DIR "
-                "from main.py"
-            )
+        self.run_dir = open_run_dir(self.root, command=command)
         self.overrides = list(overrides or [])
+        self.command = command
 
     @functools.cached_property
     def config(self) -> ExperimentConfig:
-        """The run's resolved config (``config.yaml``), with this reader's overrides."""
-        return load_config(self.run_dir.config, self.overrides)
+        """The run's resolved config (``config.yaml``), with this reader's overrides, through the
+        gate: a module it names is imported only when an override repeats it."""
+        return stored_config(self.run_dir, self.overrides, command=self.command)
 
     def records(self) -> list[GenerationRecord]:
         """The completed generations' records, oldest first."""

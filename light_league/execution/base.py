@@ -10,9 +10,11 @@ backend runs it.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 
@@ -56,15 +58,69 @@ def report_fatal(exc: Exception) -> None:
         _fatal_report(exc)
 
 
+class RunningClock:
+    """Seconds that pass while this process runs: ``time.monotonic()`` less the time it was
+    stopped (Ctrl-Z, ``SIGSTOP``), so that a call is not timed out for a pause of the whole run.
+
+    A daemon thread (started by the first reading, ended by :meth:`close`) ticks every
+    ``TICK_S``; a tick or a reading that comes more than ``LATE_S`` after the one before means
+    the process did not run meanwhile, and that time is not counted (whichever thread notices
+    first counts it, so no watcher reads the clock before the pause is taken off).
+    """
+
+    TICK_S = 0.25
+    LATE_S = 1.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: float | None = None
+        self._stopped = 0.0
+        self._halt = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def now(self) -> float:
+        with self._lock:
+            t = time.monotonic()
+            if self._last is None:
+                self._thread = threading.Thread(target=self._tick, name="running-clock", daemon=True)
+                self._thread.start()
+            else:
+                late = t - self._last - self.TICK_S
+                if late > self.LATE_S:
+                    self._stopped += late
+            self._last = t
+            return t - self._stopped
+
+    @property
+    def stopped_s(self) -> float:
+        """Seconds not counted so far (the process was stopped)."""
+        return self._stopped
+
+    def _tick(self) -> None:
+        while not self._halt.wait(self.TICK_S):
+            self.now()
+
+    def close(self) -> None:
+        """End the ticking thread (a later reading starts it again)."""
+        self._halt.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        with self._lock:
+            self._thread, self._last = None, None
+        self._halt = threading.Event()
+
+
 @dataclass(frozen=True)
 class CallWatch:
     """How long the driver waits on one component call: after ``notice_s`` (and each doubling of
     it) ``notice`` gets a line naming the call still running; after ``timeout_s`` the wait ends
-    with :class:`CallTimeout`. None turns either off."""
+    with :class:`CallTimeout`. None turns either off. Both are measured on ``clock``, which does
+    not run while the process is stopped (Ctrl-Z)."""
 
     timeout_s: float | None = None
     notice_s: float | None = None
     notice: Callable[[str], None] = log.warning  # a run passes its console's note
+    clock: RunningClock = field(default_factory=RunningClock)
 
     def next_notice(self, after: float) -> float | None:
         """When (seconds into a call) the next notice is due, once ``after`` seconds have passed."""

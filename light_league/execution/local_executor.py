@@ -4,14 +4,14 @@ Deterministic under the run seed; the debugging mode. A watchdog thread watches 
 runs (:class:`~light_league.execution.base.CallWatch`): it names a call still running after
 ``notice_s`` and, after ``timeout_s``, interrupts it with ``SIGALRM`` (when the calls run on the
 main thread) so that :class:`~light_league.execution.base.CallTimeout` ends it; it looks every
-tenth of the shorter limit, so a notice comes at most that late.
+tenth of the shorter limit, so a notice comes at most that late. Both are measured on the watch's
+clock, which does not run while the process is stopped (Ctrl-Z).
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -46,7 +46,7 @@ class _Watchdog:
             return
         self._caller = threading.get_ident() if self._take_alarm() else 0
         self._serial += 1
-        self._call = (name, time.monotonic(), self._serial)
+        self._call = (name, self.watch.clock.now(), self._serial)
         if self._thread is None:
             self._thread = threading.Thread(target=self._watch, name="call-watchdog", daemon=True)
             self._thread.start()
@@ -80,7 +80,7 @@ class _Watchdog:
                 continue
             if call[2] != serial:  # a new call
                 serial, notice_at = call[2], self.watch.next_notice(0.0)
-            elapsed = time.monotonic() - call[1]
+            elapsed = self.watch.clock.now() - call[1]
             if notice_at is not None and elapsed >= notice_at:
                 self.watch.say_still_running(call[0], elapsed)
                 notice_at = self.watch.next_notice(elapsed)
@@ -92,6 +92,7 @@ class _Watchdog:
 
     def stop(self) -> None:
         self._stop.set()
+        self.watch.clock.close()
         if self._previous_alarm is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGALRM, self._previous_alarm)
             self._previous_alarm = None

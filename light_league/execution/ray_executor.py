@@ -43,6 +43,7 @@ from ray.exceptions import (
     ObjectLostError,
     OwnerDiedError,
     RayActorError,
+    RayError,
     RayTaskError,
 )
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -89,6 +90,11 @@ def _raise_lost(name: str, exc: Exception) -> NoReturn:
         raise ComponentLost(f"{name} failed because {cause}") from exc
     if isinstance(exc, RayTaskError) and isinstance(cause, LeagueError):
         raise cause from None  # the user's one-line error, not Ray's wrapping of it with a traceback
+    if isinstance(exc, RayTaskError) and isinstance(cause, Exception) and not isinstance(cause, RayError):
+        # the component's own exception (an env's), as the local backend raises it: its message
+        # is the error line's, not Ray's header and traceback; Ray's text (with the actor's
+        # traceback) stays chained, for error.log
+        raise cause from exc
     raise exc
 
 
@@ -186,11 +192,13 @@ class _InstanceWatch:
 
 def _get(ref: Any, name: str, watch: CallWatch | None = None, call: str = "", started: float = 0.0) -> Any:
     """``ray.get(ref)`` of a call on component ``name``, checking that the local Ray instance lives;
-    with ``watch``, the driver's wait on ``call`` (sent at ``started``) is watched (notices, timeout)."""
+    with ``watch``, the driver's wait on ``call`` (sent at ``started`` on the watch's clock, which
+    does not run while the process is stopped) is watched (notices, timeout)."""
     notice_at = watch.next_notice(0.0) if watch is not None else None
     timeout = watch.timeout_s if watch is not None else None
+    clock = watch.clock.now if watch is not None else time.monotonic
     while True:
-        elapsed = time.monotonic() - started
+        elapsed = clock() - started
         if watch is not None and timeout is not None and elapsed >= timeout:
             raise watch.timed_out(call)
         deadlines = [t - elapsed for t in (notice_at, timeout) if t is not None]
@@ -201,7 +209,7 @@ def _get(ref: Any, name: str, watch: CallWatch | None = None, call: str = "", st
         except (*_DEAD, ObjectLostError, RayTaskError) as exc:
             check_local_ray()
             _raise_lost(name, exc)
-        elapsed = time.monotonic() - started
+        elapsed = clock() - started
         if watch is not None and notice_at is not None and elapsed >= notice_at:
             watch.say_still_running(call, elapsed)
             notice_at = watch.next_notice(elapsed)
@@ -215,7 +223,7 @@ class _RayFuture(Future):
         self.name = name
         self.call = call or name
         self.watch = watch
-        self.started = time.monotonic()
+        self.started = watch.clock.now() if watch is not None else time.monotonic()
 
     def result(self) -> Any:
         return _get(self.ref, self.name, self.watch, self.call, self.started)
@@ -387,6 +395,8 @@ class RayExecutor(Executor):
 
     def shutdown(self) -> None:
         """Kill this executor's actors (frees their CPUs on a shared instance); stop Ray if we started it."""
+        if self._watch is not None:
+            self._watch.clock.close()
         if self._instance_watch is not None:  # Ray's processes exit below, on purpose
             self._instance_watch.stop()
             self._instance_watch = None

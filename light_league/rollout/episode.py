@@ -40,7 +40,7 @@ from light_league.algorithms.base import (
     hidden_dim,
 )
 from light_league.data_buffer.episode import SampleBatch
-from light_league.errors import NonFiniteError
+from light_league.errors import EnvContractError, NonFiniteError
 from light_league.rollout.policy_bank import policy_log_probs
 from light_league.rollout.streams import StreamRecorder, with_mirror
 from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult, pack_results, unpack_results
@@ -119,8 +119,26 @@ def check_finite(step: BatchStep, spec: EnvSpec, game_steps: np.ndarray) -> None
             _non_finite(spec, field, values[tuple(bad)], seat, game_steps[b], b)
 
 
+def check_legal_actions(step: BatchStep, spec: EnvSpec, game_steps: np.ndarray) -> None:
+    """Raise :class:`EnvContractError` naming the env, agent and step where an agent that must act
+    (``active``) has no legal action: a policy would be sent an all-masked row, and its sample
+    would be action 0 without a word."""
+    stuck = step.active & ~step.action_mask.any(axis=-1)
+    if stuck.any():
+        b, i = (int(x) for x in np.argwhere(stuck)[0])
+        raise EnvContractError(
+            f"env {spec.name!r} gave agent {spec.agents[i]!r} no legal action {_where(game_steps[b], b)} while "
+            "it must act (every entry of its action mask is False); an agent that acts needs at least one "
+            "legal action: fix the env's action mask, or mark the agent inactive"
+        )
+
+
+def _where(step: int, game: int) -> str:
+    return f"at step {int(step)} of game {game}" if step else f"on reset of game {game}"
+
+
 def _non_finite(spec: EnvSpec, field: str, value: Any, who: str, step: int, game: int) -> None:
-    where = f"at step {int(step)} of game {game}" if step else f"on reset of game {game}"
+    where = _where(step, game)
     shown = np.asarray(value).tolist()
     raise NonFiniteError(
         f"env {spec.name!r} returned a non-finite {field} ({shown if np.ndim(shown) == 0 else shown[:8]}) "
@@ -164,6 +182,7 @@ class EpisodeLoop:
         self._step = self.env.reset(seed=seed)
         self._hidden = None
         check_finite(self._step, self.spec, self._game_steps)
+        check_legal_actions(self._step, self.spec, self._game_steps)
         return self._step
 
     def _make_room(self, policies: Sequence[Policy | None]) -> None:
@@ -187,6 +206,7 @@ class EpisodeLoop:
         step = self.env.step(actions)
         self._game_steps += 1
         check_finite(step, self.spec, self._game_steps)
+        check_legal_actions(step, self.spec, self._game_steps)
         self._game_steps[step.done] = 0
         return step
 

@@ -399,7 +399,9 @@ class ChartRenderer:
             self._deliver(rendered)
         except Exception as exc:  # a chart must never stop the run
             self.failed.append(rendered.generation)
-            log.warning("payoff charts of generation %d not written: %s", rendered.generation, exc)
+            # a full disk (OSError) fails the run's own writes too, which say it once: not per chart
+            say = log.debug if isinstance(exc, OSError) else log.warning
+            say("payoff charts of generation %d not written: %s", rendered.generation, exc)
             return
         self.drawn += 1
 

@@ -7,7 +7,8 @@ in ``close``). The child uses at most a quarter of one core, so when generations
 that, their images follow later and run end draws the rest at full speed.
 ``RUN_DIR/tensorboard/charts_written.txt`` lists the generations whose images are on disk, so a
 run resumed after a kill draws every finished generation's images that were lost (from
-``payoff/gen_XXXX.json``).
+``payoff/gen_XXXX.json``). It is replaced whole at each change (never appended to in place), so a
+second hard link to it (a ``cp -al`` backup) is never written through.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from light_league.tracking.logger import (
     resolved_config_markdown,
 )
 from light_league.tracking.payoff_render import payoff_text
+from light_league.utils.atomic import atomic_write_text
 
 #: the generations whose chart images are written and flushed, one a line (in the log dir)
 CHARTS_WRITTEN_FILE = "charts_written.txt"
@@ -96,6 +98,10 @@ class TensorBoardLogger(MetricLogger):
         self._keys: set[str] = set()
         self._layout: dict[str, list[Chart]] = {}
         self._charts_written = self.log_dir / CHARTS_WRITTEN_FILE
+        #: the file's lines (generations whose images are written), in the order they were written
+        self._written: list[str] = (
+            self._charts_written.read_text(encoding="utf-8").split() if self._charts_written.is_file() else []
+        )
         self._charts = ChartRenderer(self._write_charts) if background_charts else None
         if self._charts is not None:
             self._charts.start()  # its imports overlap the run's start, not its first generations
@@ -129,8 +135,8 @@ class TensorBoardLogger(MetricLogger):
             summary = Summary(value=[Summary.Value(tag=_CHART_TAGS[name], image=image)])
             writer.add_summary(summary, rendered.generation)
         writer.flush()
-        with self._charts_written.open("a", encoding="utf-8") as handle:
-            handle.write(f"{rendered.generation}\n")
+        self._written.append(str(rendered.generation))
+        atomic_write_text(self._charts_written, "".join(f"{g}\n" for g in self._written))
 
     def _redraw_lost_charts(self, resumed_at: int) -> None:
         """On resume: draw again the images of every generation before ``resumed_at`` that a kill
@@ -138,11 +144,7 @@ class TensorBoardLogger(MetricLogger):
         from light_league.errors import CorruptFileError
         from light_league.tracking.report import load_payoff_snapshot, payoff_path
 
-        written = (
-            set(self._charts_written.read_text(encoding="utf-8").split())
-            if self._charts_written.exists()
-            else set()
-        )
+        written = set(self._written)
         run_dir = self.log_dir.parent
         for generation in range(resumed_at):
             if str(generation) in written or not payoff_path(run_dir, generation).exists():

@@ -1,6 +1,7 @@
 """A plugin env for the fault tests (test_env_faults.py): rock-paper-scissors through the PettingZoo
-adapter that goes wrong once the file ``marker`` exists (``fault``: ``inf_reward``, ``nan_obs`` or
-``hang``). A module of the repository, so that Ray workers (whose path holds the driver's working
+adapter that goes wrong once the file ``marker`` exists (``fault``: ``inf_reward``, ``nan_obs``,
+``hang``, ``raise`` (its step raises) or ``no_legal_action`` (player_0 must act with every action
+masked)). A module of the repository, so that Ray workers (whose path holds the driver's working
 directory) import it too: ``pettingzoo:tests.integration.faulty_env_plugin:FaultyRPS``."""
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import Any
 import numpy as np
 
 from envs.matrix_games import MatrixGameParallelEnv
+
+#: the end of the ``raise`` fault's message, which the run's error line must carry
+ENV_OWN_WORDS = "the payoff server refused the connection (errno 111)"
 
 
 class FaultyRPS(MatrixGameParallelEnv):
@@ -26,6 +30,8 @@ class FaultyRPS(MatrixGameParallelEnv):
         obs, infos = super().reset(seed=seed, options=options)
         if self._bad() and self.fault == "nan_obs":
             obs["player_0"] = np.full(1, np.nan, dtype=np.float32)
+        if self._bad() and self.fault == "no_legal_action":
+            infos["player_0"]["action_mask"] = np.zeros_like(infos["player_0"]["action_mask"])
         return obs, infos
 
     def step(self, actions: dict[str, int]) -> Any:
@@ -34,4 +40,6 @@ class FaultyRPS(MatrixGameParallelEnv):
             rew["player_1"] = float("inf")
         if self._bad() and self.fault == "hang":
             time.sleep(3600)
+        if self._bad() and self.fault == "raise":
+            raise RuntimeError(f"FaultyRPS could not step: {ENV_OWN_WORDS}")
         return obs, rew, term, trunc, infos

@@ -7,6 +7,7 @@ them here, the resume (``map_location="cpu"``, then the learner's device) must n
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -82,6 +83,13 @@ def test_a_gpu_written_checkpoint_resumes_on_the_cpu(tmp_path: Path) -> None:
         if not torch.cuda.is_available():
             with pytest.raises(RuntimeError, match="CUDA"):
                 torch.load(path, weights_only=True)
+    # as a GPU run writes them: the checkpoint's checksums are those of these bytes
+    state_path = run_dir / "checkpoint" / latest["dir"] / "state.json"
+    state = json.loads(state_path.read_text())
+    state["learners_sha256"] = {path.stem: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
+    state_path.write_text(json.dumps(state) + "\n")
+    latest["state_sha256"] = hashlib.sha256(state_path.read_bytes()).hexdigest()
+    (run_dir / "checkpoint" / "latest.json").write_text(json.dumps(latest))
     for policy in (run_dir / "policies").glob("*.pt"):
         assert tensor_devices(torch.load(policy, weights_only=True)) == {"cpu"}
     assert main(["--resume", str(run_dir), "--quiet", "stop.max_generations=2", "learner.device=cpu"]) == 0

@@ -71,6 +71,8 @@ def checkpointed_weights_are_finite(run_dir: Path) -> int:
     [
         ("inf_reward", ("non-finite reward (inf)", "agent 'player_1'", "at step 1 of game")),
         ("nan_obs", ("non-finite obs ([nan])", "agent 'player_0'", "game")),
+        # player_0 must act (a simultaneous game) with every action masked: it was sent action 0
+        ("no_legal_action", ("gave agent 'player_0' no legal action", "on reset of game", "action mask")),
     ],
 )
 def test_a_non_finite_env_output_after_the_first_checkpoint_stops_the_run_before_it_trains(
@@ -97,6 +99,35 @@ def test_a_non_finite_env_output_after_the_first_checkpoint_stops_the_run_before
     assert json.loads((run_dir / "checkpoint" / "latest.json").read_text())["generation"] == 1
     assert checkpointed_weights_are_finite(run_dir) > 0
     assert not (run_dir / "error.log").exists()
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("ray", marks=pytest.mark.ray)])
+def test_an_env_s_own_exception_is_the_error_line_on_both_backends(
+    backend: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """On Ray the line was Ray's header and the actor's traceback, cut off before the env's words."""
+    from tests.integration.faulty_env_plugin import ENV_OWN_WORDS
+
+    if backend == "ray":
+        request.getfixturevalue("ray_session")
+    env = plugin_env(monkeypatch)
+    marker = tmp_path / "go_bad"
+    marker.touch()
+    run_dir = tmp_path / "run"
+    options = f"env.options={{fault: raise, marker: '{marker}'}}"
+    ray = ["execution.num_workers=1", "execution.worker_cpus=0.25"] if backend == "ray" else []
+    argv = ["--config", RPS, "--run-dir", str(run_dir), "--quiet", *TINY, f"env.name={env}", options]
+    capfd.readouterr()
+    assert main([*argv, f"execution.backend={backend}", *ray, "stop.max_generations=1"]) == 1
+    err = [line for line in capfd.readouterr().err.splitlines() if line.startswith("error")]
+    assert len(err) == 1, err
+    assert f"(RuntimeError: FaultyRPS could not step: {ENV_OWN_WORDS})" in err[0], err[0]
+    assert err[0].endswith(f"--resume {run_dir}") and "ray::" not in err[0]
+    assert ENV_OWN_WORDS in (run_dir / "error.log").read_text()
 
 
 @pytest.mark.ray

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from light_league.cli import main
 
@@ -58,6 +59,52 @@ def test_nested_yaml_aliases_are_refused(tmp_path: Path, capfd: pytest.CaptureFi
     assert len(LAUGHS) < 2000
     one_line(
         ["--config", str(cfg), "--run-dir", str(tmp_path / "r")], capfd, "laughs.yaml", "expands to more than"
+    )
+
+
+def test_yaml_merge_keys_work_and_the_mapping_s_own_keys_win(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "merge.yaml"
+    cfg.write_text(
+        "env: {name: rps}\n"
+        "scheduler:\n"
+        "  name: league\n"
+        "  main_agent: &role {checkpoint_min_steps: 2048, checkpoint_max_steps: 4096}\n"
+        "  main_exploiter:\n"
+        "    <<: *role\n"
+        "    checkpoint_max_steps: 8192\n"
+    )
+    capfd.readouterr()
+    assert main(["--config", str(cfg), "--print-config"]) == 0
+    resolved = yaml.safe_load(capfd.readouterr().out)
+    assert resolved["scheduler"]["main_exploiter"]["checkpoint_min_steps"] == 2048
+    assert resolved["scheduler"]["main_exploiter"]["checkpoint_max_steps"] == 8192
+    cfg.write_text(cfg.read_text() + "    checkpoint_max_steps: 1\n")  # its own key twice: refused
+    one_line(
+        ["--config", str(cfg), "--print-config"], capfd, "line 8", "'checkpoint_max_steps' appears twice"
+    )
+
+
+def test_yaml_nested_thousands_deep_is_one_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "deep.yaml"
+    cfg.write_text("env: {name: rps}\nx: " + "[" * 3000 + "]" * 3000 + "\n")
+    one_line(
+        ["--config", str(cfg), "--run-dir", str(tmp_path / "r")], capfd, "deep.yaml", "nests more deeply"
+    )
+    override = "env.options={a: " + "[" * 3000 + "]" * 3000 + "}"
+    one_line(
+        ["--config", RPS, "--print-config", override], capfd, "override env.options", "nests more deeply"
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_key_twice_in_one_override_is_refused(capfd: pytest.CaptureFixture[str]) -> None:
+    one_line(
+        ["--config", RPS, "--print-config", "env.options={a: 1, a: 2}"],
+        capfd,
+        "env.options",
+        "'a' appears twice",
     )
 
 

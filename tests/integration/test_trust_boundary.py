@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -63,6 +66,14 @@ def edit_json(path: Path, change: Callable[[dict], object]) -> None:
     path.write_text(json.dumps(data))
 
 
+def tamper(run: Path, cfg: dict) -> None:
+    """Write ``cfg`` as the run's config.yaml, with the manifest's config and hash to match: a run
+    directory made elsewhere, whole (resume's check of an edited config.yaml then sees nothing)."""
+    digest = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]  # config_digest
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    edit_json(run / "manifest.json", lambda m: m.update(config=cfg, config_hash=digest))
+
+
 def state_path(run: Path) -> Path:
     latest = json.loads((run / "checkpoint" / "latest.json").read_text())
     return run / "checkpoint" / latest["dir"] / "state.json"
@@ -97,7 +108,7 @@ def test_edited_config_on_resume_cannot_run_a_shell_command(
     marker = tmp_path / "X"
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     cfg["env"] = {"name": "pettingzoo:os:system", "options": {"command": f"touch {marker}"}}
-    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    tamper(run, cfg)
     refused_unchanged(run, ["--resume", str(run)], capsys, "env.name=pettingzoo:os:system", "docs/trust.md")
     assert not marker.exists()
     # even confirmed on the command line, os.system is no env constructor
@@ -125,7 +136,7 @@ def test_resume_imports_no_module_named_only_by_the_run_directory(
         cfg["learner"]["kind"] = f"{mod}:Thing"
     else:
         cfg["league"]["meta_solver"] = {"name": f"{mod}:Thing"}
-    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    tamper(run, cfg)
     refused_unchanged(run, ["--resume", str(run)], capsys, f"{key}={mod}:Thing", "confirm")
     assert not marker.exists()
     # confirmed on the command line, it is the user's code and is imported (then refused: no plugin class)
@@ -138,9 +149,35 @@ def test_resume_uploads_nowhere_named_only_by_the_run_directory(
 ) -> None:
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     cfg["logging"]["wandb"] = {"mode": "online", "entity": "someone-else", "project": "exfil"}
-    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    tamper(run, cfg)
     refused_unchanged(run, ["--resume", str(run)], capsys, "logging.wandb.mode=online", "someone-else")
     assert main(["--resume", str(run), "logging.wandb.mode=disabled", "stop.max_generations=2"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [("env.name", "biased_rps", "run: rps, file: biased_rps"), ("experiment.seed", 7, "run: 0, file: 7")],
+    ids=["env", "seed"],
+)
+def test_an_edited_config_yaml_is_refused_on_resume_by_key(
+    key: str, value: object, shown: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same change as an override is refused by key; in the file it resumed silently before."""
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    section, field = key.split(".")
+    cfg[section][field] = value
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    refused_unchanged(run, ["--resume", str(run)], capsys, f"{key} was edited", shown, "start a new run")
+    edit_json(run / "manifest.json", lambda m: m.pop("config"))  # a manifest that kept only the hash
+    refused_unchanged(run, ["--resume", str(run)], capsys, "config.yaml was edited", "manifest.json")
+
+
+def test_a_budget_edited_in_config_yaml_still_resumes(run: Path) -> None:
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["stop"]["max_generations"] = 3
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    assert main(["--resume", str(run)]) == 0
+    assert len((run / "generations.jsonl").read_text().splitlines()) == 3
 
 
 def test_report_imports_nothing_from_the_run_directory(
@@ -155,6 +192,124 @@ def test_report_imports_nothing_from_the_run_directory(
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     assert main(["report", str(run)]) == 0
     assert not marker.exists()
+
+
+def listed_commands() -> list[str]:
+    """The commands ``main.py --help`` lists (its "commands" section)."""
+    from light_league.cli import parser
+
+    text = parser()[0].format_help()
+    section = text.split("commands:", 1)[1]
+    return re.findall(r"^ {4}(\w+) {2,}", section, flags=re.MULTILINE)
+
+
+def command_argv(command: str, run: Path, member: str) -> list[str]:
+    """``command`` on ``run``: the run directory where it takes one (``--resume`` for run), a
+    member for every other positional, and options that keep it tiny."""
+    from light_league.cli import parser
+
+    sub = parser()[1][command]
+    argv, reads_run = [command], False
+    for action in sub._actions:
+        if "--resume" in action.option_strings:
+            argv += ["--resume", str(run)]
+            reads_run = True
+        elif not action.option_strings and action.nargs not in ("*", "?"):
+            reads_run |= action.dest == "run_dir"
+            argv.append(str(run) if action.dest == "run_dir" else member)
+    assert reads_run, f"{command} takes no run directory: name how it reads one in this test"
+    extra = {"board": ["--host", "256.256.256.256"], "exploit": ["--env-steps", "256", "--games", "8"]}
+    return argv + extra.get(command, [])
+
+
+def test_help_lists_every_command() -> None:
+    assert set(listed_commands()) >= {"run", "report", "board", "eval", "watch", "export", "exploit"}
+
+
+@pytest.mark.parametrize("key", ["env.name", "scheduler.name", "learner.kind"])
+@pytest.mark.parametrize("command", listed_commands())
+def test_no_command_imports_a_module_named_only_by_the_run_directory(
+    command: str,
+    key: str,
+    run: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every command of ``main.py --help``, on a run whose config.yaml names a planted module:
+    none imports it, none prints a traceback; a command that needs the config refuses in one line
+    naming the setting that confirms it."""
+    marker = tmp_path / "imported"
+    mod = f"planted_{command}_{key.split('.')[0]}"  # a fresh module per case (imports are cached)
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / f"{mod}.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nclass Thing: pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    value = f"pettingzoo:{mod}:parallel_env" if key == "env.name" else f"{mod}:Thing"
+    if key == "env.name":
+        cfg["env"] = {"name": value}
+    elif key == "scheduler.name":
+        cfg["scheduler"] = {"name": value}
+    else:
+        cfg["learner"]["kind"] = value
+    tamper(run, cfg)
+    capfd.readouterr()
+    code = main(command_argv(command, run, "main_agent_0-v0"))
+    out, err = capfd.readouterr()
+    assert not marker.exists(), f"{command} imported {mod}"
+    assert "Traceback" not in out + err, (out + err)[-3000:]
+    if command not in ("report", "board"):  # they read records and tables, never the config
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert code == 2 and len(lines) == 1, lines
+        assert f"{key}={value}" in lines[0] and "confirm" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("name", ["generations.jsonl", "manifest.json", "policies/main_agent_0-v0.pt"])
+@pytest.mark.parametrize("command", listed_commands())
+def test_a_fifo_in_the_run_directory_is_one_line_for_every_command(
+    command: str, name: str, run: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Reading a FIFO blocks until something writes to it: before, every command hung on one."""
+    (run / name).unlink()
+    os.mkfifo(run / name)
+    capfd.readouterr()
+    code = main(command_argv(command, run, "main_agent_0-v0"))
+    err = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1, err
+    assert name in err[0] and "FIFO" in err[0], err[0]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_terminal_escapes_in_member_ids_are_shown_not_sent_to_the_terminal(
+    as_json: bool, run: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    planted = "main_agent_0-v0\x1b[2J\x1b]0;owned\x07\x9b1m"
+    escaped = json.dumps(planted)[1:-1]
+    for path in [run / "generations.jsonl", *(run / "payoff").glob("*.json")]:
+        path.write_text(path.read_text().replace("main_agent_0-v0", escaped))
+    capfd.readouterr()
+    assert main(["report", str(run), *(["--json"] if as_json else [])]) == 0
+    out = capfd.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\x9b"), repr(out[:400])
+    assert "main_agent_0-v0" in out
+
+
+def test_a_module_the_run_names_is_imported_once_the_command_repeats_it(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "imported"
+    (tmp_path / "confirmed_env.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["env"] = {"name": "pettingzoo:confirmed_env:parallel_env"}
+    tamper(run, cfg)
+    argv = ["eval", str(run), "main_agent_0-v0", "random", "--games", "4"]
+    one_line_exit_2(argv, capsys, "eval imports no module", "env.name=pettingzoo:confirmed_env:parallel_env")
+    assert not marker.exists()
+    one_line_exit_2([*argv, "env.name=pettingzoo:confirmed_env:parallel_env"], capsys, "confirmed_env")
+    assert marker.exists()  # the user's code now, imported (then refused: the module has no env)
 
 
 # ------------------------------------------------------------------------------- paths confined
@@ -267,6 +422,18 @@ def test_resume_refuses_an_appended_log_with_another_hard_link(
     before = backup.read_bytes()
     refused_unchanged(run, ["--resume", str(run)], capsys, "matches.jsonl", "hard links")
     assert backup.read_bytes() == before
+
+
+def test_resume_replaces_a_hard_linked_charts_written_file_instead_of_writing_through_it(
+    run: Path, tmp_path: Path
+) -> None:
+    written = run / "tensorboard" / "charts_written.txt"
+    backup = tmp_path / "backup_charts_written.txt"
+    backup.hardlink_to(written)  # e.g. a backup made with cp -al
+    before = backup.read_text()
+    assert main(["--resume", str(run), "stop.max_generations=3"]) == 0
+    assert backup.read_text() == before, "the resume wrote through the other hard link"
+    assert written.read_text().split()[-1] == "2"  # the resumed generation's images are noted
 
 
 def test_a_crash_replaces_an_error_log_link_instead_of_writing_through_it(tmp_path: Path) -> None:
@@ -432,6 +599,92 @@ def test_wrong_learner_checkpoint_content_is_one_line(
     learners = state_path(run).parent / "learners"
     torch.save(content, next(learners.glob("*.pt")))
     refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint")
+
+
+def flip_16_bytes(path: Path) -> None:
+    """Four float32 1.0 (a LayerNorm's weights) become -4.0: the file stays a valid archive."""
+    data = bytearray(path.read_bytes())
+    at = bytes(data).find(np.float32(1.0).tobytes() * 4)
+    assert at >= 0
+    data[at : at + 16] = np.float32(-4.0).tobytes() * 4
+    path.write_bytes(bytes(data))
+    torch.load(path, weights_only=True)  # loads: only a checksum tells
+
+
+POLICY = "policies/main_agent_0-v0"
+#: every command that loads a member's weights, on the run's member
+READERS = {
+    "resume": lambda run: ["--resume", str(run)],
+    "eval": lambda run: ["eval", str(run), "main_agent_0-v0", "random", "--games", "4"],
+    "export": lambda run: ["export", str(run), "main_agent_0-v0", "--out", str(run.parent / "x.pt2")],
+}
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_flipped_bytes_in_a_policy_file_are_one_line_naming_it(
+    command: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flip_16_bytes(run / f"{POLICY}.pt")
+    refused_unchanged(run, READERS[command](run), capsys, f"{POLICY}.pt are damaged")
+    assert not (run.parent / "x.pt2").exists()
+
+
+def test_flipped_bytes_in_a_learner_checkpoint_or_its_state_are_one_line(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    learner = next(state_path(run).parent.glob("learners/*.pt"))
+    original = learner.read_bytes()
+    flip_16_bytes(learner)
+    refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint", learner.name, "damaged")
+    learner.write_bytes(original)
+    edit_json(state_path(run), lambda s: s.update(env_steps=s["env_steps"] + 1))  # valid JSON, one number
+    refused_unchanged(run, ["--resume", str(run)], capsys, "state.json", "damaged")
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_nan_weights_are_refused_naming_member_and_file_before_config_yaml_is_rewritten(
+    command: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from light_league.data_buffer.policy_files import load_policy_files, save_policy
+
+    weights, meta = load_policy_files(run / POLICY)
+    weights["actor.7.weight"][0, 0] = np.nan
+    save_policy(run / POLICY, weights, meta)  # its checksum fits: the NaN is what was saved
+    refused_unchanged(run, READERS[command](run), capsys, "main_agent_0-v0", f"{POLICY}.pt", "NaN")
+    assert not (run.parent / "x.pt2").exists()
+
+
+def test_nan_in_a_learner_checkpoint_is_refused_before_anything_changes(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    learner = next(state_path(run).parent.glob("learners/*.pt"))
+    state = torch.load(learner, weights_only=True)
+    next(iter(state["learner"]["weights"].values())).view(-1)[0] = float("nan")
+    torch.save(state, learner)
+    # no checksum to catch it: the finiteness check must
+    edit_json(state_path(run), lambda s: s.get("learners_sha256", {}).pop(learner.stem, None))
+    edit_json(run / "checkpoint" / "latest.json", lambda d: d.pop("state_sha256", None))
+    refused_unchanged(run, ["--resume", str(run)], capsys, "learner checkpoint", learner.name, "NaN")
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_policy_meta_declaring_a_huge_network_is_one_line_before_anything_is_built(
+    command: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit_json(run / f"{POLICY}.json", lambda m: m["architecture"].update(hidden_size=200_000))
+    refused_unchanged(run, READERS[command](run), capsys, f"{POLICY}", "hidden_size=200000")
+
+
+def test_a_run_written_before_checksums_still_resumes(run: Path) -> None:
+    """Policy metas without ``weights_sha256``, a state without ``learners_sha256``, a pointer
+    without ``state_sha256``, a manifest without the config: what older versions wrote."""
+    for meta in (run / "policies").glob("*.json"):
+        edit_json(meta, lambda m: m.pop("weights_sha256"))
+    edit_json(state_path(run), lambda s: s.pop("learners_sha256"))
+    edit_json(run / "checkpoint" / "latest.json", lambda d: d.pop("state_sha256"))
+    edit_json(run / "manifest.json", lambda m: m.pop("config"))
+    assert main(["--resume", str(run), "stop.max_generations=3"]) == 0
+    assert main(["eval", str(run), "main_agent_0-v0", "random", "--games", "4"]) == 0
 
 
 def test_wrong_types_in_the_last_committed_match_line_are_one_line(

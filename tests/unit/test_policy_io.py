@@ -72,6 +72,71 @@ def test_round_trip_gives_identical_probabilities(saved: tuple[Path, MAPPOLearne
     assert meta == learner.policy_meta() and set(weights) == set(learner.get_weights())
 
 
+def saved_before_checksums(path: Path) -> None:
+    """Drop the checksum from the policy's JSON, as a file saved before checksums existed: its
+    tensors are then held by the checks below alone."""
+    meta_path = path.with_name(path.name + ".json")
+    meta = json.loads(meta_path.read_text())
+    meta.pop("weights_sha256", None)  # policy_files.CHECKSUM_KEY
+    meta_path.write_text(json.dumps(meta))
+
+
+def test_a_file_saved_before_checksums_still_loads(saved: tuple[Path, MAPPOLearner]) -> None:
+    path, learner = saved
+    saved_before_checksums(path)
+    obs, mask, idx = probe()
+    np.testing.assert_array_equal(
+        load_policy(path).log_probs(obs, mask, idx), learner.policy.log_probs(obs, mask, idx)
+    )
+
+
+def test_flipped_bytes_in_the_weights_are_one_line_naming_the_file(saved: tuple[Path, MAPPOLearner]) -> None:
+    """16 bytes of one weight changed (still a valid archive, every weight finite): the checksum
+    the JSON keeps catches it."""
+    path, _ = saved
+    pt = path.with_name("agent_3.pt")
+    data = bytearray(pt.read_bytes())
+    at = bytes(data).find(np.float32(1.0).tobytes() * 4)  # a LayerNorm's weights, all 1.0
+    data[at : at + 16] = np.float32(-4.0).tobytes() * 4
+    pt.write_bytes(bytes(data))
+    changed = torch.load(pt, weights_only=True)  # still a valid archive: it loads, silently changed
+    assert any(bool((t == -4.0).any()) for t in changed.values())
+    with pytest.raises(CorruptFileError, match="agent_3.pt are damaged") as info:
+        load_policy(path)
+    assert "\n" not in str(info.value)
+
+
+def test_non_finite_weights_are_one_line_naming_member_and_file(saved: tuple[Path, MAPPOLearner]) -> None:
+    path, learner = saved
+    weights = learner.get_weights()
+    weights["actor.1.weight"][0, 0] = np.nan
+    save_policy(path, weights, {**learner.policy_meta(), "policy_id": "main_agent_0-v3"})
+    with pytest.raises(CorruptFileError) as info:
+        load_policy(path)
+    message = str(info.value)
+    assert (
+        "agent_3.pt" in message
+        and "main_agent_0-v3" in message
+        and "NaN" in message
+        and "actor.1.weight" in message
+    )
+
+
+def test_a_meta_that_declares_a_larger_network_than_its_weights_is_refused_before_building(
+    saved: tuple[Path, MAPPOLearner], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, learner = saved
+    meta = learner.policy_meta()
+    meta["architecture"] = {**meta["architecture"], "hidden_size": 200_000}
+    save_policy(path, learner.get_weights(), meta)
+    built: list[object] = []
+    monkeypatch.setattr(torch.nn.Linear, "__init__", lambda *a, **k: built.append(a) or None)
+    with pytest.raises(CorruptFileError, match="hidden_size=200000") as info:
+        load_policy(path)
+    assert "\n" not in str(info.value) and "agent_3" in str(info.value)
+    assert not built, "a network was built before the meta was compared with the weights"
+
+
 @pytest.mark.integration
 def test_reload_in_a_new_process_is_identical(saved: tuple[Path, MAPPOLearner]) -> None:
     path, learner = saved
@@ -101,6 +166,7 @@ def test_reload_in_a_new_process_is_identical(saved: tuple[Path, MAPPOLearner]) 
 )
 def test_pickled_objects_are_refused_with_one_line(saved: tuple[Path, MAPPOLearner], payload: object) -> None:
     path, _ = saved
+    saved_before_checksums(path)  # a checksum would refuse the changed file first
     torch.save(payload, path.with_name("agent_3.pt"))
     with pytest.raises(CorruptFileError) as info:
         load_policy(path)
@@ -110,6 +176,7 @@ def test_pickled_objects_are_refused_with_one_line(saved: tuple[Path, MAPPOLearn
 
 def test_wrong_content_missing_and_corrupt_files(saved: tuple[Path, MAPPOLearner]) -> None:
     path, _ = saved
+    saved_before_checksums(path)
     pt = path.with_name("agent_3.pt")
     torch.save([torch.zeros(2)], pt)
     with pytest.raises(CorruptFileError, match="must hold a dict of name -> tensor"):
