@@ -159,30 +159,7 @@ class Checkpointer:
             lid: _read_learner_state(rd, gen_dir / "learners" / f"{lid}.pt", sums.get(lid), state_path)
             for lid in self.learners
         }
-        for record in self.agents.pool.list():
-            if not safe_name(record.agent_id) or not rd.inside(rd.policies / record.agent_id):
-                raise CorruptFileError(
-                    f"pool manifest {rd.pool} is corrupt: member id {record.agent_id!r} is not a plain name "
-                    f"inside {rd.policies}; restore {rd.pool}.bak or start a new run"
-                )
-        keep = set(state["members"])
-        kept = [r for r in self.agents.pool.list() if r.agent_id in keep]
-        missing = keep - {r.agent_id for r in kept}
-        if missing:
-            raise CorruptFileError(
-                f"pool manifest {rd.pool} lacks members {sorted(missing)} of the checkpoint; "
-                f"restore {rd.pool}.bak or start a new run"
-            )
-        for record in kept:
-            if record.agent_type != AgentType.BASELINE:
-                base = rd.policies / record.agent_id
-                for file in (Path(f"{base}.pt"), Path(f"{base}.json")):
-                    if not rd.inside(file):
-                        raise CorruptFileError(
-                            f"policy file {file} points outside the run directory {rd.root}; "
-                            "replace it with the real file or start a new run"
-                        )
-                load_policy(base)  # checksum, finite weights, shapes: a one-line error if any is wrong
+        keep = _check_members(self, state)
         _check_generations(self, gen)
         cut = _match_log_cut(self, gen, state)
         for lid, learner_state in learner_states.items():  # memory only; a misfit is a one-line error
@@ -205,6 +182,37 @@ class Checkpointer:
         return RunCounters(
             int(state["env_steps"]), float(state["wall_s"]), None if last is None else float(last)
         )
+
+
+def _check_members(ckpt: Checkpointer, state: dict[str, Any]) -> set[str]:
+    """The checkpoint's members, each a plain name in the pool manifest whose policy files lie
+    inside the run directory and load (checksum, finite weights, shapes): a one-line error if not."""
+    rd = ckpt.run_dir
+    for record in ckpt.agents.pool.list():
+        if not safe_name(record.agent_id) or not rd.inside(rd.policies / record.agent_id):
+            raise CorruptFileError(
+                f"pool manifest {rd.pool} is corrupt: member id {record.agent_id!r} is not a plain name "
+                f"inside {rd.policies}; restore {rd.pool}.bak or start a new run"
+            )
+    keep = set(state["members"])
+    kept = [r for r in ckpt.agents.pool.list() if r.agent_id in keep]
+    missing = keep - {r.agent_id for r in kept}
+    if missing:
+        raise CorruptFileError(
+            f"pool manifest {rd.pool} lacks members {sorted(missing)} of the checkpoint; "
+            f"restore {rd.pool}.bak or start a new run"
+        )
+    for record in kept:
+        if record.agent_type != AgentType.BASELINE:
+            base = rd.policies / record.agent_id
+            for file in (Path(f"{base}.pt"), Path(f"{base}.json")):
+                if not rd.inside(file):
+                    raise CorruptFileError(
+                        f"policy file {file} points outside the run directory {rd.root}; "
+                        "replace it with the real file or start a new run"
+                    )
+            load_policy(base)  # checksum, finite weights, shapes: a one-line error if any is wrong
+    return keep
 
 
 def _torch_bytes(state: dict[str, Any]) -> bytes:

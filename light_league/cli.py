@@ -14,14 +14,13 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import threading
-import traceback
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from light_league import failures
 from light_league.errors import EnvContractError, LeagueError, NonFiniteError, did_you_mean
 from light_league.utils.text import printable
 
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from light_league.runner import Runner
 
 EXIT_BAD_INPUT = 2
-EXIT_RUN_FAILED = 1
+EXIT_RUN_FAILED = failures.EXIT_RUN_FAILED
 EXIT_INTERRUPTED = 130
 
 
@@ -325,7 +324,7 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
         config = stored_config(run_dir, overrides, command=RESUME, uploads=True)
         run_dir.check_confined()
         check_unedited(run_dir)  # config.yaml is what the run wrote (its hash is the manifest's)
-        from light_league.build import check_resume_changes
+        from light_league.resume_rules import check_resume_changes
 
         check_resume_changes(load_config(run_dir.config, []), config)
         if ns.print_config:
@@ -347,17 +346,14 @@ def _run(ns: argparse.Namespace, args: list[str]) -> int:
 
     from light_league.runner import Runner
 
-    global _said
-    _said = threading.Lock()  # this run's failure is yet to be said
-    _thread_failures.clear()
-    previous_hook, threading.excepthook = threading.excepthook, _thread_failed
+    previous_hook = failures.start_run()  # this run's failure is yet to be said
     try:
         try:
             runner = Runner.build(config, run_dir, resume=bool(ns.resume), argv=["main.py", *args])
         except LeagueError:
             raise
         except Exception as exc:  # a bug or an environment problem while building: one line + saved traceback
-            return _fail(run_dir.root, exc, resumable=False)
+            return failures.fail(run_dir.root, exc, resumable=False)
         _stop_on_signals()  # again: starting Ray replaced the SIGTERM handler with its own
         return _run_to_end(runner, run_dir.root)
     finally:
@@ -371,7 +367,7 @@ def _run_to_end(runner: Runner, root: Path) -> int:
     from light_league.execution.base import set_fatal_report
 
     interrupted = False
-    set_fatal_report(lambda exc: _say_failure(root, exc))
+    set_fatal_report(lambda exc: failures.say_failure(root, exc))
     try:
         runner.run()
     except (NonFiniteError, EnvContractError) as exc:
@@ -389,15 +385,15 @@ def _run_to_end(runner: Runner, root: Path) -> int:
     except LeagueError:
         raise
     except Exception as exc:  # a crash mid-run: say how to resume, keep the traceback in the run dir
-        return _fail(root, exc, resumable=True)
+        return failures.fail(root, exc, resumable=True)
     finally:
         set_fatal_report(None)
         closing = _close(runner, interrupted=interrupted)
     if closing is not None:
-        return _fail(root, closing, resumable=True)
-    if _thread_failures:
+        return failures.fail(root, closing, resumable=True)
+    if failures.thread_failures:
         print(
-            f"warning: a background thread failed ({_thread_failures[0][0]}); the run ended, its traceback "
+            f"warning: a background thread failed ({failures.thread_failures[0][0]}); the run ended, its traceback "
             "is in the debug log: LIGHT_LEAGUE_LOG=DEBUG",
             file=sys.stderr,
         )
@@ -421,76 +417,12 @@ def _close(runner: Runner, *, interrupted: bool) -> Exception | None:
     return None
 
 
-#: ``(what, traceback)`` of each background thread that failed during this run (kept for error.log)
-_thread_failures: list[tuple[str, str]] = []
-
-
-def _thread_failed(args: threading.ExceptHookArgs) -> None:
-    """A background thread's exception is not printed: TensorBoard's writer thread fails on a full
-    disk, and the run's own next write fails on the same cause and says it in one line. Its
-    traceback goes to the debug log and to ``error.log`` if the run fails."""
-    text = "".join(traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback))
-    name = args.thread.name if args.thread is not None else "a thread"
-    message = _one_line(args.exc_value) if args.exc_value is not None else ""
-    _thread_failures.append((f"{name}: {args.exc_type.__name__}: {message}", text))
-    logging.getLogger(__name__).debug("background thread %s failed:\n%s", name, text)
-
-
 def _print_config(config: object) -> int:
     """The resolved config as YAML on stdout (what the run would write as ``config.yaml``)."""
     import yaml
 
     print(yaml.safe_dump(json.loads(json.dumps(config.to_dict(), default=str)), sort_keys=False), end="")  # type: ignore[attr-defined]
     return 0
-
-
-#: a run's failure is said once, in one line on stderr: by the thread that first sees it
-_said = threading.Lock()
-
-
-def _say_failure(root: Path, exc: Exception) -> None:
-    """Say a failure seen outside the main thread at once (the process may be ended next, before
-    the main thread's handler runs): the error line with how to resume, no traceback."""
-    _say_once(f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}){_resume_hint(root)}")
-
-
-def _fail(root: Path, exc: Exception, *, resumable: bool) -> int:
-    """Keep the traceback in the run directory and say the failure in one line (unless a watcher
-    thread has said the run's failure already)."""
-    from light_league.utils.atomic import atomic_write_text
-
-    log_path: Path | None = root / "error.log" if root.is_dir() else None
-    text = "".join(traceback.format_exception(exc))
-    for what, thread_text in _thread_failures:
-        text += f"\nA background thread failed ({what}):\n{thread_text}"
-    try:
-        if log_path is None:  # no run directory: keep the traceback out of the current directory
-            fd, name = tempfile.mkstemp(prefix="light_league-error-", suffix=".log")
-            os.close(fd)
-            log_path = Path(name)
-        atomic_write_text(log_path, text)  # replaces a link there, never writes through it
-        where = f"traceback in {log_path}"
-    except OSError as err:  # e.g. a read-only run directory: the handler must not crash
-        where = f"traceback not saved ({err.strerror}); rerun with LIGHT_LEAGUE_LOG=DEBUG"
-    hint = _resume_hint(root) if resumable else ""
-    _say_once(f"error: run failed ({exc.__class__.__name__}: {_one_line(exc)}); {where}{hint}")
-    return EXIT_RUN_FAILED
-
-
-def _resume_hint(root: Path) -> str:
-    return f"; completed generations are kept, continue with: python main.py --resume {root}"
-
-
-def _say_once(line: str) -> None:
-    """``line`` on stderr, unless this run's failure has been said already."""
-    if _said.acquire(blocking=False):
-        print(printable(line), file=sys.stderr, flush=True)
-
-
-def _one_line(exc: BaseException) -> str:
-    """The exception's message on one line (Ray and torch messages span many)."""
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 300 else text[:297] + "..."
 
 
 Handler = Callable[[argparse.Namespace, list[str]], int]

@@ -110,6 +110,7 @@ LAYERS: tuple[Layer, ...] = (
         "wiring, checkpointing, the generation loop, and a run read back",
         {
             "build": "validates every name of a config, builds every component (Components)",
+            "resume_rules": "what a --resume may change: the config compared with the stored one",
             "learner_kinds": "the learner table: learner.kind -> component, learner class, settings, device",
             "checkpoint": "Checkpointer: the resume point after each generation, checked before restored",
             "runner": "Runner: the generation loop, five timed phases",
@@ -125,6 +126,7 @@ LAYERS: tuple[Layer, ...] = (
         "the command line",
         {
             "cli": "main.py's commands: run, resume, report, board, eval, watch, export, exploit",
+            "failures": "a run's failure said once in one line, its traceback kept in error.log",
         },
     ),
 )

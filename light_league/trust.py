@@ -67,7 +67,7 @@ def check_unedited(run_dir: RunDir) -> None:
     """``config.yaml`` is the config the run last wrote: its hash is the manifest's. A file that
     differs from the config the manifest keeps in a key that defines what the run computes is
     refused by key; a manifest written before it kept the config names no key."""
-    from light_league.build import flatten, forbidden_change, shown  # what may change on resume
+    from light_league.resume_rules import flatten, forbidden_change, shown  # what may change on resume
 
     manifest = read_json(run_dir.manifest, what="run manifest", fix="restore it or start a new run")
     if not isinstance(manifest, dict):

@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from envs.base import BatchedEnv, BatchStep, EnvSpec
+from envs.base import BatchedEnv, BatchStep
 from light_league.algorithms.base import (
     Policy,
     RecurrentTrainablePolicy,
@@ -40,7 +40,8 @@ from light_league.algorithms.base import (
     hidden_dim,
 )
 from light_league.data_buffer.episode import SampleBatch
-from light_league.errors import EnvContractError, NonFiniteError
+from light_league.errors import NonFiniteError
+from light_league.rollout.env_checks import check_finite, check_legal_actions
 from light_league.rollout.policy_bank import policy_log_probs
 from light_league.rollout.streams import StreamRecorder, with_mirror
 from light_league.types import BEHAVIOUR_SAMPLES, Behaviour, MatchResult, pack_results, unpack_results
@@ -97,53 +98,6 @@ def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         )
     gumbel = -np.log(-np.log(rng.random(logp.shape) + 1e-300) + 1e-300)
     return np.argmax(logp + gumbel, axis=1).astype(np.int64)
-
-
-def check_finite(step: BatchStep, spec: EnvSpec, game_steps: np.ndarray) -> None:
-    """Raise :class:`NonFiniteError` naming the env, agent and step where ``step`` (what the env
-    returned) holds a NaN or an infinity: in a reward, observation or state, or in the episode
-    return or outcome of a game that ended. ``game_steps[b]``: the steps game ``b`` has taken
-    (0 at a reset)."""
-    for field in ("reward", "obs", "state"):
-        values = getattr(step, field)
-        if not np.isfinite(values).all():
-            b, i = (int(x) for x in np.argwhere(~np.isfinite(values))[0][:2])
-            _non_finite(spec, field, values[b, i], f"agent {spec.agents[i]!r}", game_steps[b], b)
-    ended = np.flatnonzero(step.done)
-    for field in ("seat_return", "outcome"):
-        values = getattr(step, field)[ended]
-        if not np.isfinite(values).all():
-            bad = np.argwhere(~np.isfinite(values))[0]
-            seat = f"seat {int(bad[1])}" if values.ndim > 1 else "seat 0"
-            b = int(ended[bad[0]])
-            _non_finite(spec, field, values[tuple(bad)], seat, game_steps[b], b)
-
-
-def check_legal_actions(step: BatchStep, spec: EnvSpec, game_steps: np.ndarray) -> None:
-    """Raise :class:`EnvContractError` naming the env, agent and step where an agent that must act
-    (``active``) has no legal action: a policy would be sent an all-masked row, and its sample
-    would be action 0 without a word."""
-    stuck = step.active & ~step.action_mask.any(axis=-1)
-    if stuck.any():
-        b, i = (int(x) for x in np.argwhere(stuck)[0])
-        raise EnvContractError(
-            f"env {spec.name!r} gave agent {spec.agents[i]!r} no legal action {_where(game_steps[b], b)} while "
-            "it must act (every entry of its action mask is False); an agent that acts needs at least one "
-            "legal action: fix the env's action mask, or mark the agent inactive"
-        )
-
-
-def _where(step: int, game: int) -> str:
-    return f"at step {int(step)} of game {game}" if step else f"on reset of game {game}"
-
-
-def _non_finite(spec: EnvSpec, field: str, value: Any, who: str, step: int, game: int) -> None:
-    where = _where(step, game)
-    shown = np.asarray(value).tolist()
-    raise NonFiniteError(
-        f"env {spec.name!r} returned a non-finite {field} ({shown if np.ndim(shown) == 0 else shown[:8]}) "
-        f"for {who} {where}; a run trains only on finite numbers: fix the env's {field}"
-    )
 
 
 class EpisodeLoop:

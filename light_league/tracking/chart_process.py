@@ -17,8 +17,7 @@ wait, in order: every generation's charts are drawn, later than the generation w
 come faster than the budget allows. :meth:`ChartRenderer.close` (run end) and
 :meth:`ChartRenderer.wait` send everything that waits at once (no rest) and wait for it, so a
 run that ends has the images of all its generations. If the child cannot be started or dies
-more than three times, the charts are drawn in the calling thread (the old, synchronous way) and
-one warning says so.
+more than three times, the charts are drawn in the calling thread and one warning says so.
 
 Frames on both pipes: a 4-byte big-endian length, then that many bytes of UTF-8 JSON. A request
 is ``PayoffSnapshot.to_json()``; a reply is ``{"generation": g, "charts": {name: {"png": base64,
@@ -399,7 +398,7 @@ class ChartRenderer:
             self._deliver(rendered)
         except Exception as exc:  # a chart must never stop the run
             self.failed.append(rendered.generation)
-            # a full disk (OSError) fails the run's own writes too, which say it once: not per chart
+            # a full disk fails the run's own writes too, which say it once
             say = log.debug if isinstance(exc, OSError) else log.warning
             say("payoff charts of generation %d not written: %s", rendered.generation, exc)
             return

@@ -437,7 +437,7 @@ def test_resume_replaces_a_hard_linked_charts_written_file_instead_of_writing_th
 
 
 def test_a_crash_replaces_an_error_log_link_instead_of_writing_through_it(tmp_path: Path) -> None:
-    from light_league.cli import _fail
+    from light_league.failures import fail as _fail
 
     run = tmp_path / "run"
     run.mkdir()

@@ -33,13 +33,11 @@ MODULE_EXCEPTIONS = {
 #: functions over the budget (``path::Class.method``), with their size when it came
 FUNCTION_EXCEPTIONS = {
     "light_league/algorithms/game_tree.py::least_exploitable": 91,
-    "light_league/cli.py::_run": 85,
     "light_league/training/training_manager.py::TrainingManager.run": 77,
     "light_league/rollout/episode.py::EpisodeLoop._play": 74,
     "light_league/evaluation/shared_games.py::_play": 74,
     "light_league/build.py::_assemble": 72,
     "light_league/algorithms/mappo/policy.py::MAPPOPolicy.__init__": 72,
-    "light_league/checkpoint.py::Checkpointer.load": 71,
     "light_league/game_theory/meta_solvers.py::maxent_nash": 67,
     "light_league/evaluation/probe.py::Probe.run": 67,
     "light_league/algorithms/game_tree.py::soft_equilibrium": 66,

@@ -35,6 +35,7 @@ from torch import nn
 
 from light_league.algorithms.base import ILLEGAL_LOGIT
 from light_league.algorithms.mappo.bank import MAPPOBank
+from light_league.algorithms.mappo.meta_sizes import checked_architecture
 from light_league.algorithms.mappo.valuenorm import ValueNorm
 
 __all__ = ["ILLEGAL_LOGIT", "MAPPOPolicy", "RecurrentNet"]
@@ -223,30 +224,6 @@ class RecurrentNet(nn.Module):
         return self.head(self.norm(state)), state
 
 
-#: the largest team a policy without agent-id inputs may declare (its weights do not show it)
-MAX_TEAM_SIZE = 4096
-
-
-def _check_declared_sizes(meta: dict[str, Any], arch: dict[str, Any], weights: dict[str, np.ndarray]) -> None:
-    """A meta whose sizes do not fit ``weights`` is refused before a network is built from it: no
-    size it declares exceeds the largest dimension of its weights (each is one in a network of
-    these weights; the team size too when agent ids are inputs, else at most ``MAX_TEAM_SIZE``),
-    and it has no more layers than weights. The exact shapes are compared once built."""
-    largest = max((max(np.shape(w)) for w in weights.values() if np.ndim(w)), default=0)
-    sizes = {k: meta[k] for k in ("obs_dim", "state_dim", "num_actions", "team_size")}
-    sizes.update({k: arch[k] for k in ("hidden_size", "recurrent_hidden_size", "layer_N") if k in arch})
-    bounds = {"layer_N": len(weights)}
-    if not arch.get("add_agent_id", True):
-        bounds["team_size"] = max(largest, MAX_TEAM_SIZE)
-    for name, size in sizes.items():
-        bound = bounds.get(name, largest)
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= bound:
-            raise ValueError(
-                f"its meta declares {name}={size!r}, which the weights cannot hold (largest dimension "
-                f"{largest}, {len(weights)} tensors); the meta and the weights do not belong together"
-            )
-
-
 class MAPPOPolicy(nn.Module):
     """Actor and critic for one team; numpy API for rollouts, torch API for the learner."""
 
@@ -331,14 +308,7 @@ class MAPPOPolicy(nn.Module):
     @classmethod
     def from_meta(cls, meta: dict[str, Any], weights: dict[str, np.ndarray] | None = None) -> MAPPOPolicy:
         """Rebuild a policy from ``policy_meta()`` (and load ``weights`` when given)."""
-        missing = [
-            k for k in ("obs_dim", "state_dim", "num_actions", "team_size", "architecture") if k not in meta
-        ]
-        if missing:
-            raise ValueError(f"MAPPO policy meta lacks {missing}; write it with MAPPOLearner.policy_meta()")
-        arch = {k: meta["architecture"][k] for k in ARCH_KEYS if k in meta["architecture"]}
-        if weights is not None:
-            _check_declared_sizes(meta, arch, weights)  # before anything is built from the meta
+        arch = checked_architecture(meta, ARCH_KEYS, weights)  # before anything is built from the meta
         policy = cls(
             obs_dim=int(meta["obs_dim"]),
             state_dim=int(meta["state_dim"]),

@@ -20,6 +20,11 @@ class RegretConfig(Section):
     layer_N: int = Field(1, ge=0, le=16)
     """Hidden layers after the first one (MAPPO's meaning: 1 gives two hidden layers)."""
 
+    use_feature_normalization: bool = True
+    """A LayerNorm on the raw input of every network (MAPPO's meaning). Off suits one-hot
+    observations, as the poker games' are: a LayerNorm rescales a one-hot vector by how many
+    entries are set."""
+
     estimator: Literal["values", "corrected"] = "values"
     """The regret of a decision: ``values``, the action values' alone, ``Q(s, a) - sum_b
     sigma_t(b) Q(s, b)`` (ESCHER: no sampling noise, biased by the values' error), or
@@ -70,6 +75,10 @@ class RegretConfig(Section):
 
     def architecture(self) -> dict[str, Any]:
         """The network of the average strategy, what a snapshot holds: a MAPPO network of this
-        ``hidden_size`` and ``layer_N`` with MAPPO's other network defaults (a MAPPO role that
+        ``hidden_size``, ``layer_N`` and ``use_feature_normalization`` with MAPPO's other network defaults (a MAPPO role that
         restarts from the snapshots needs the same; ``build`` checks it)."""
-        return MAPPOConfig(hidden_size=self.hidden_size, layer_N=self.layer_N).architecture()
+        return MAPPOConfig(
+            hidden_size=self.hidden_size,
+            layer_N=self.layer_N,
+            use_feature_normalization=self.use_feature_normalization,
+        ).architecture()

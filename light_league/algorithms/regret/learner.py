@@ -74,7 +74,11 @@ class RegretLearner(Learner):
             num_actions=spec.num_actions,
             team_size=spec.team_size,
         )
-        hidden = dict(hidden_size=config.hidden_size, layer_N=config.layer_N)
+        hidden: dict[str, Any] = dict(
+            hidden_size=config.hidden_size,
+            layer_N=config.layer_N,
+            use_feature_normalization=config.use_feature_normalization,
+        )
         self._policy = RegretPolicy(**sizes, **hidden, seed=seed).to(self.device)
         #: the average strategy: the actor of a MAPPO network (its critic is never trained)
         self._average = MAPPOPolicy(**sizes, seed=seed + 1, **config.architecture()).to(self.device)
@@ -83,7 +87,6 @@ class RegretLearner(Learner):
             spec.num_actions,
             **hidden,
             use_relu=True,
-            use_feature_normalization=True,
             use_orthogonal=True,
             out_gain=0.01,
             generator=torch.Generator().manual_seed(seed + 2),

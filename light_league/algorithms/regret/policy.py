@@ -58,6 +58,7 @@ class RegretPolicy(nn.Module):
         team_size: int,
         hidden_size: int,
         layer_N: int,
+        use_feature_normalization: bool = True,
         seed: int = 0,
     ) -> None:
         super().__init__()
@@ -72,14 +73,18 @@ class RegretPolicy(nn.Module):
             num_actions,
             team_size,
         )
-        self.arch = {"hidden_size": hidden_size, "layer_N": layer_N}
+        self.arch = {
+            "hidden_size": hidden_size,
+            "layer_N": layer_N,
+            "use_feature_normalization": use_feature_normalization,
+        }
         self.net = build_mlp(
             obs_dim + team_size,
             num_actions,
             hidden_size=hidden_size,
             layer_N=layer_N,
             use_relu=True,
-            use_feature_normalization=True,
+            use_feature_normalization=use_feature_normalization,
             use_orthogonal=True,
             out_gain=0.01,
             generator=torch.Generator().manual_seed(seed),
@@ -173,6 +178,7 @@ class RegretPolicy(nn.Module):
             team_size=int(meta["team_size"]),
             hidden_size=int(arch["hidden_size"]),
             layer_N=int(arch["layer_N"]),
+            use_feature_normalization=bool(arch.get("use_feature_normalization", True)),
         )
         if weights is not None:
             policy.set_weights(weights)
