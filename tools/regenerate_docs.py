@@ -451,7 +451,7 @@ def poker_curves(data: Path) -> dict[str, Any]:
     text = data.read_text(encoding="utf-8")
     curves = {
         m[1]: [(float(t), float(v)) for t, v in re.findall(r"\(([\d.]+)s, ([\d.]+)\)", m[2])]
-        for m in re.finditer(r"^\s+(ours \w+/s\d+|OS-BR): (.*)$", text, re.M)
+        for m in re.finditer(r"^\s+(ours \w+/s\d+|OS-BR|OS-NFSP): (.*)$", text, re.M)
     }
     head = re.search(r"^method\s+seeds\s+(.*?)\s+stability", text, re.M)
     marks = re.findall(r"([\d.]+ s) mean / worst", head[1]) if head else []
@@ -480,17 +480,17 @@ def _poker_results(data: Path, minutes: int) -> str:
         shown = [(t, mw) for t, mw in zip(q["marks"], row["marks"], strict=True)][-3:]
         parts.append(f"{label} " + ", ".join(f"{t} {m} / {w}" for t, (m, w) in shown))
     seeds = next(iter(q["methods"].values()))["seeds"] if q["methods"] else 0
-    os_br = q["curves"].get("OS-BR", [])
-    last = [v for t, v in os_br if t <= 60.0 * minutes][-1:] if os_br else []
+    peers = []
+    for label, what in (("OS-BR", "PSRO with exact best responses"), ("OS-NFSP", "NFSP (its average policy)")):
+        curve = q["curves"].get(label, [])
+        last = [v for t, v in curve if t <= 60.0 * minutes][-1:]
+        if last:
+            peers.append(f"OpenSpiel's {what} ({label}), same clock: {last[0]:.3f} at its last point")
     return (
         f"{seeds} seeds, {minutes} minutes each, payoffs from played games (measured {q['date']}): exact "
         f"NashConv, mean / worst seed, of the "
         + "; of the ".join(parts)
-        + (
-            f". OpenSpiel's PSRO with exact best responses (OS-BR), same clock: {last[0]:.3f} at its last point"
-            if last
-            else ""
-        )
+        + "".join(f". {peer}" for peer in peers)
         + f". Source: `docs/data/{data.relative_to(DATA)}`. {_bench_provenance(data)}"
     )
 
@@ -603,13 +603,10 @@ def plot_results(path: Path = RESULTS_PLOT) -> Path:
         (axes[1, 0], "league_leduc.txt", "league_leduc.yaml: exact NashConv, played payoffs"),
     ):
         for label, curve in poker_curves(DATA / "exploitability" / name)["curves"].items():
-            style = {"linestyle": "--", "color": "grey"} if label == "OS-BR" else {}
+            peer = label.startswith("OS-")
+            style = {"linestyle": "--", "color": "grey" if label == "OS-BR" else "black"} if peer else {}
             role = next((r for r in (" main/", " meta/", " average/") if r in label), " meta/")
-            color = (
-                {}
-                if label == "OS-BR"
-                else {"color": {" main/": "C0", " meta/": "C1", " average/": "C2"}[role]}
-            )
+            color = {} if peer else {"color": {" main/": "C0", " meta/": "C1", " average/": "C2"}[role]}
             ax.plot(*zip(*curve, strict=True), label=label, linewidth=0.8, **style, **color)
         ax.set(title=title, xlabel="seconds", ylabel="NashConv", yscale="log")
     for ax, name, title in (
@@ -731,6 +728,8 @@ FIGURES = (
     Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
+    Figure("results_regret_leduc", "results.md", "exploitability/regret_leduc.txt", render_results_leduc),
+    Figure("results_leduc_mappo", "results.md", "exploitability/league_leduc_mappo.txt", render_results_leduc),
     Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
     Figure("results_recall", "results.md", "league_recall_run", render_results_recall),

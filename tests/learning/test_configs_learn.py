@@ -7,10 +7,11 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   snapshot scores above 0.5 in its 32 evaluation games against ``scripted_l1`` (a draw counts
   half; its Elo is above the random baseline's), and the league did its bookkeeping: the main
   exploiter was snapshotted, every main-agent snapshot was evaluated against the baselines;
-* leduc (``league_leduc.yaml``, payoffs from played games): within twelve generations the exact
-  NashConv of the newest main agent and of the meta-strategy fall from above 3 (uniform play:
-  4.747) to below 1.6 in at least one of the last four generations (seed 0: main 1.06-1.44, meta
-  0.75-2.50 over generations 8-11; a league that learns nothing stays near 4);
+* leduc (``league_leduc.yaml``, a regret main agent, payoffs from played games): within twelve
+  generations (384 CFR iterations of the main agent) the exact NashConv of the newest main agent
+  (its average-strategy network) falls from above 2 after the first generation's 32 iterations
+  (uniform play: 4.747) to below 1.0 in each of the last four generations, and the meta-strategy's
+  to below 1.0 in one of them (seed 0: SEED0_LEDUC);
 * kuhn (``league_kuhn.yaml``, played payoffs too, the meta-solver reading the shared games of
   ``evaluation.shared_games``): after twelve generations the meta-strategy's NashConv is at most
   0.03 in one of the last four generations (seed 0: 0.018-0.084; 0.053-0.303 when the meta-solver
@@ -22,11 +23,10 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
   training, 0.046-0.071 with the input LayerNorm as well, 0.046-0.089 without the snapshot
   average, and 0.180-0.226 trained against the league before that; uniform play: 0.917).
 
-In both poker tests the average policy (the meta-strategy distilled into one network,
-``league.average_policy``, on in both configs) must follow the meta-strategy: the median gap over
-the last four generations at most 0.03 on Kuhn and 0.25 on Leduc, and its NashConv within the
-meta-strategy's bar (a broken distillation, e.g. one that averaged members state by state, misses
-both).
+In the Kuhn test the average policy (the meta-strategy distilled into one network,
+``league.average_policy``) must follow the meta-strategy: the median gap over the last four
+generations at most 0.03, and its NashConv within the meta-strategy's bar (a broken
+distillation, e.g. one that averaged members state by state, misses both).
 
 Both run on one core in a few minutes on a quiet machine (docs/league.md, "Shipped experiments",
 has the full-length curves).
@@ -90,15 +90,9 @@ def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
     main = [r["main_nash_conv"] for r in records]
     meta = [r["meta_nash_conv"] for r in records]
     assert len(records) == 12 and "least_exploitable" not in records[-1]  # nothing exact chooses the output
-    assert main[0] > 3.0 and meta[0] > 3.0, (main[0], meta[0])
     shown = f"main {np.round(main, 3).tolist()}, meta {np.round(meta, 3).tolist()}"
-    assert min(main[-4:]) < 1.6 and min(meta[-4:]) < 1.6, shown
-    # the average policy (the meta-strategy distilled into one network) follows the meta-strategy
-    average = [r["average_nash_conv"] for r in records]
-    gaps = [abs(a - m) for a, m in zip(average[-4:], meta[-4:])]
-    assert min(average[-4:]) < 1.6 and float(np.median(gaps)) <= 0.25, (
-        f"{shown}, average {np.round(average, 3).tolist()}"
-    )
+    assert main[0] > 2.0 and meta[0] > 2.0, shown
+    assert max(main[-4:]) < 1.0 and min(meta[-4:]) < 1.0, shown
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from light_league import cli
+from light_league import failures
 from light_league.execution.base import set_fatal_report
 
 ray_executor = pytest.importorskip("light_league.execution.ray_executor")
@@ -73,13 +73,13 @@ def test_a_stopped_watch_says_nothing_and_stops_once(reports: list[Exception]) -
 def test_a_failure_said_by_the_watch_is_not_said_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_said", threading.Lock())
+    monkeypatch.setattr(failures, "said", threading.Lock())
     down = ray_executor._instance_down("raylet")
-    cli._say_failure(tmp_path, down)  # the watch thread, first
+    failures.say_failure(tmp_path, down)  # the watch thread, first
     try:
         raise down  # then the main thread reaches its own handler, if the process lives that long
     except ray_executor.RayInstanceDown as exc:
-        assert cli._fail(tmp_path, exc, resumable=True) == cli.EXIT_RUN_FAILED
+        assert failures.fail(tmp_path, exc, resumable=True) == failures.EXIT_RUN_FAILED
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert err[0].startswith("error: run failed (RayInstanceDown: the local Ray instance stopped: its raylet")
@@ -90,10 +90,10 @@ def test_a_failure_said_by_the_watch_is_not_said_again(
 def test_without_a_watch_the_main_thread_says_the_failure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_said", threading.Lock())
+    monkeypatch.setattr(failures, "said", threading.Lock())
     try:
         raise RuntimeError("boom")
     except RuntimeError as exc:
-        cli._fail(tmp_path, exc, resumable=False)
+        failures.fail(tmp_path, exc, resumable=False)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: run failed (RuntimeError: boom); traceback in ")

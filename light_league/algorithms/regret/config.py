@@ -25,14 +25,14 @@ class RegretConfig(Section):
     observations, as the poker games' are: a LayerNorm rescales a one-hot vector by how many
     entries are set."""
 
-    estimator: Literal["values", "corrected"] = "values"
+    estimator: Literal["values", "corrected"] = "corrected"
     """The regret of a decision: ``values``, the action values' alone, ``Q(s, a) - sum_b
     sigma_t(b) Q(s, b)`` (ESCHER: no sampling noise, biased by the values' error), or
     ``corrected``, the same with the episode's sampled outcome correcting the action taken
     (VR-MCCFR, as DREAM: unbiased whatever ``Q``, noisier by about the number of legal actions)."""
 
     # ------------------------------------------------------------------ optimisation
-    lr: float = Field(1e-3, gt=0.0, le=1.0)
+    lr: float = Field(3e-3, gt=0.0, le=1.0)
     """Adam learning rate of the regret and average-strategy networks."""
 
     lr_decay_iterations: int | None = Field(None, ge=1, le=10**9)
@@ -75,8 +75,8 @@ class RegretConfig(Section):
 
     def architecture(self) -> dict[str, Any]:
         """The network of the average strategy, what a snapshot holds: a MAPPO network of this
-        ``hidden_size``, ``layer_N`` and ``use_feature_normalization`` with MAPPO's other network defaults (a MAPPO role that
-        restarts from the snapshots needs the same; ``build`` checks it)."""
+        ``hidden_size``, ``layer_N`` and ``use_feature_normalization`` with MAPPO's other network
+        defaults (a MAPPO role that restarts from the snapshots needs the same; ``build`` checks it)."""
         return MAPPOConfig(
             hidden_size=self.hidden_size,
             layer_N=self.layer_N,
