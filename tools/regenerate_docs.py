@@ -481,7 +481,10 @@ def _poker_results(data: Path, minutes: int) -> str:
         parts.append(f"{label} " + ", ".join(f"{t} {m} / {w}" for t, (m, w) in shown))
     seeds = next(iter(q["methods"].values()))["seeds"] if q["methods"] else 0
     peers = []
-    for label, what in (("OS-BR", "PSRO with exact best responses"), ("OS-NFSP", "NFSP (its average policy)")):
+    for label, what in (
+        ("OS-BR", "PSRO with exact best responses"),
+        ("OS-NFSP", "NFSP (its average policy)"),
+    ):
         curve = q["curves"].get(label, [])
         last = [v for t, v in curve if t <= 60.0 * minutes][-1:]
         if last:
@@ -729,7 +732,9 @@ FIGURES = (
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
     Figure("results_regret_leduc", "results.md", "exploitability/regret_leduc.txt", render_results_leduc),
-    Figure("results_leduc_mappo", "results.md", "exploitability/league_leduc_mappo.txt", render_results_leduc),
+    Figure(
+        "results_leduc_mappo", "results.md", "exploitability/league_leduc_mappo.txt", render_results_leduc
+    ),
     Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
     Figure("results_recall", "results.md", "league_recall_run", render_results_recall),

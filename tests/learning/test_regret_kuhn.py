@@ -48,4 +48,6 @@ def test_the_average_strategy_of_regret_self_play_learns_kuhn(seed: int) -> None
         if iteration in (50, ITERATIONS):
             seen.append(average_nash_conv(learner))
     first, last = seen
-    assert last <= BAR and last < first, f"NashConv after 50 iterations {first:.4f}, after {ITERATIONS} {last:.4f}"
+    assert last <= BAR and last < first, (
+        f"NashConv after 50 iterations {first:.4f}, after {ITERATIONS} {last:.4f}"
+    )
