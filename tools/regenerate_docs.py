@@ -483,7 +483,7 @@ def _poker_results(data: Path, minutes: int) -> str:
     peers = []
     for label, what in (
         ("OS-BR", "PSRO with exact best responses"),
-        ("OS-NFSP", "NFSP (its average policy)"),
+        ("OS-NFSP", "NFSP's average policy"),
     ):
         curve = q["curves"].get(label, [])
         last = [v for t, v in curve if t <= 60.0 * minutes][-1:]
@@ -729,6 +729,7 @@ FIGURES = (
     Figure("results_cyclic_worth", "results.md", "bench/cyclic_worth.txt", render_bench_text),
     Figure("results_cyclic_worth_entropy", "results.md", "bench/cyclic_worth_entropy.txt", render_bench_text),
     Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
+    Figure("results_regret_kuhn", "results.md", "exploitability/regret_kuhn.txt", render_results_kuhn),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
     Figure("results_regret_leduc", "results.md", "exploitability/regret_leduc.txt", render_results_leduc),

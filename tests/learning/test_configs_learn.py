@@ -10,8 +10,9 @@ backend, one worker, fewer generations), then reads what the run wrote to its di
 * leduc (``league_leduc.yaml``, a regret main agent, payoffs from played games): within twelve
   generations (384 CFR iterations of the main agent) the exact NashConv of the newest main agent
   (its average-strategy network) falls from above 2 after the first generation's 32 iterations
-  (uniform play: 4.747) to below 1.0 in each of the last four generations, and the meta-strategy's
-  to below 1.0 in one of them (seed 0: SEED0_LEDUC);
+  (uniform play: 4.747) to below 1.2 in each of the last four generations, and the meta-strategy's
+  to below 0.9 in one of them (seed 0: first generation 2.380; over generations 8-11 main
+  0.695-0.939, meta 0.475-0.890; the bars leave room for another machine's floating point);
 * kuhn (``league_kuhn.yaml``, played payoffs too, the meta-solver reading the shared games of
   ``evaluation.shared_games``): after twelve generations the meta-strategy's NashConv is at most
   0.03 in one of the last four generations (seed 0: 0.018-0.084; 0.053-0.303 when the meta-solver
@@ -92,7 +93,7 @@ def test_league_leduc_yaml_lowers_nash_conv(tmp_path: Path) -> None:
     assert len(records) == 12 and "least_exploitable" not in records[-1]  # nothing exact chooses the output
     shown = f"main {np.round(main, 3).tolist()}, meta {np.round(meta, 3).tolist()}"
     assert main[0] > 2.0 and meta[0] > 2.0, shown
-    assert max(main[-4:]) < 1.0 and min(meta[-4:]) < 1.0, shown
+    assert max(main[-4:]) < 1.2 and min(meta[-4:]) < 0.9, shown
 
 
 @pytest.mark.slow
