@@ -177,7 +177,7 @@ class MAPPOLearner(Learner):
         weights = self._policy.get_weights()
         for name, value in self._average.params.items():
             weights[name] = value.detach().cpu().numpy().copy()
-        return Snapshot(self.policy_meta(), weights)
+        return Snapshot({**self.policy_meta(), "averaged": True}, weights)
 
     def policy_meta(self) -> dict[str, Any]:
         return {
