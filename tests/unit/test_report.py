@@ -78,7 +78,8 @@ def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Pa
     text = report(run_dir)
     latest = synthetic_snapshot(2)
     assert leaderboard_agents(text) == list(reversed(latest.agent_ids))
-    assert "| 1 | agent_4 | baseline | 1100 |" in text
+    assert "| 1 | agent_4 | baseline | - | 1100 |" in text  # a table with an unplayed cell: no ranking
+    assert "Ordered by rating: Elo fitted to every evaluation game" in text
     assert "3,000 env steps" in text and "nash_conv 0.042" in text
     ids, rates = parse_payoff_text(text.split("## Payoff table")[1])
     assert sorted(ids) == sorted(latest.agent_ids)
@@ -188,7 +189,7 @@ def test_report_shows_each_learners_newest_snapshot_of_the_record(tmp_path: Path
     elo = {a: 1000.0 for a in snap.agent_ids} | {"scripted_l5": 1400.0, "main_agent_0-v23": 1456.4}
     record = generation_record(snap) | {
         "elo": elo,
-        "newest": [e.to_json() for e in newest_entries(snap, elo)],
+        "newest": [e.to_json() for e in newest_entries(snap, elo, reference="scripted_l5")],
     }
     (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
     section = report(tmp_path).split("## Each learner's newest snapshot")[1].split("## ")[0]

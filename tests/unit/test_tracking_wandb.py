@@ -24,7 +24,7 @@ from test_tracking_tensorboard import METRICS_DOC, log_generations, runner_scala
 from light_league.errors import ConfigError
 from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig, WandbConfig
-from light_league.tracking.console import leaderboard_markdown
+from light_league.tracking.leaderboard import leaderboard_markdown
 from light_league.tracking.logger import NullLogger, undocumented_keys
 from light_league.tracking.record import GenerationRecord
 from light_league.tracking.tensorboard_logger import TensorBoardLogger
