@@ -24,6 +24,7 @@ from light_league.tracking.leaderboard import (
     with_ranking,
 )
 from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.payoff_render import focus, parse_payoff_text, payoff_text
 from light_league.tracking.record import BestEntry, GenerationRecord, newest_entries
 from light_league.tracking.record_entries import ranking_fields
 
@@ -165,3 +166,12 @@ def test_the_headline_follows_the_newest_and_the_best_main_agent_against_the_ref
         "main_agent_0's newest snapshot against the reference opponent, 95% interval",
         "the best main agent so far against the reference opponent, 95% interval",
     ]
+
+
+def test_the_payoff_tables_focus_brings_in_the_best_main_agent_and_the_newest_ones_worst_opponents() -> None:
+    snap = snapshot()
+    tabled = {snap.agent_ids[i] for i in focus(snap).tabled}
+    assert {BEST, EXPLOITER, "scripted_l3", MAINS[-1]} <= tabled
+    assert BEST not in {snap.agent_ids[i] for i in focus(snap).members}  # the charts keep to the rest
+    ids, _ = parse_payoff_text(payoff_text(snap, width=100))
+    assert BEST in ids  # kept where the table is cut to fit 100 columns

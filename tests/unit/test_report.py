@@ -177,7 +177,7 @@ def test_report_of_a_large_league_shows_its_focus_and_the_whole_table_with_full(
     save_payoff_snapshot(tmp_path, snap)
     text = report(tmp_path)
     short = parse_payoff_text(text.split("## Payoff table")[1])[0]
-    assert short == [snap.agent_ids[i] for i in focus(snap).members]  # the focus fits 100 columns
+    assert short == [snap.agent_ids[i] for i in focus(snap).tabled]  # the focus fits 100 columns
     assert len(parse_payoff_text(report(tmp_path, top=4).split("## Payoff table")[1])[0]) == 4
     assert max(len(line) for line in text.splitlines()) <= REPORT_WIDTH
     assert parse_payoff_markdown(report(tmp_path, full=True).split("## Payoff table")[1])[0] == snap.agent_ids
