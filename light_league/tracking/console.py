@@ -37,6 +37,7 @@ _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("#", "right"),
     ("agent", "left"),
     ("role", "left"),
+    ("layer", "right"),
     ("vs Nash", "right"),
     ("rating ±95%", "right"),
     ("meta", "right"),
@@ -456,12 +457,13 @@ class Console:
                 str(row.rank),
                 row.agent,
                 row.role,
+                "-" if row.layer is None else str(row.layer),
                 fraction(row.nash_average),
                 member_rating(record, row.agent),
                 fraction(row.meta),
             )
         if len(board) > self._top_k:
-            table.add_row("", more_line(board, self._top_k), "", "", "", "")
+            table.add_row("", more_line(board, self._top_k), "", "", "", "", "")
         metrics = metrics_line(record, latest_probe=latest_probe)
         footer = [line for line in (record.ranking_note, metrics, timings_line(record)) if line]
         parts: list[Table | str] = [newest, ""] if newest.row_count else []

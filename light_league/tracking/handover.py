@@ -9,9 +9,9 @@ the set, then the newer snapshot. A snapshot leaves the table only when the pool
 (``league.pool_max_size``), so the best of the table is the best so far.
 
 Pure functions of a :class:`~light_league.tracking.logger.PayoffSnapshot`; the record keeps what
-they find each generation (``best_main``, ``newest[].worst_opponents``), the payoff table's focus
-shows those members, and ``best`` / ``newest`` name them on the command line
-(:meth:`light_league.run_reader.RunReader.member_name`).
+they find each generation (``best_main``, ``newest[].worst_opponents``), the leaderboard's
+handover lines name them (:func:`light_league.tracking.leaderboard.handover_lines`) and the payoff
+table's focus shows them (:class:`light_league.tracking.payoff_render.Focus`).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ class LeaderRow(NamedTuple):
     rating: float | None
     meta: float  #: its meta-strategy mass
     nash_average: float | None  #: its win rate against the population's Nash mixture
+    layer: int | None = None  #: its Nash-clustering layer (from 1), where the layers placed it
 
 
 def with_ranking(record: GenerationRecord, snapshot: PayoffSnapshot | None) -> GenerationRecord:
@@ -48,7 +49,15 @@ def leaderboard(record: GenerationRecord) -> list[LeaderRow]:
         key=lambda m: (place.get(m[0], len(place)), -elo.get(m[0], float("-inf")), -meta.get(m[0], 0.0), m[0])
     )
     return [
-        LeaderRow(rank, agent, role, elo.get(agent), meta.get(agent, 0.0), record.nash_average.get(agent))
+        LeaderRow(
+            rank,
+            agent,
+            role,
+            elo.get(agent),
+            meta.get(agent, 0.0),
+            record.nash_average.get(agent),
+            record.ranking_layer.get(agent),
+        )
         for rank, (agent, role) in enumerate(members, 1)
     ]
 
@@ -64,8 +73,9 @@ def order_text(record: GenerationRecord) -> str:
     if not record.ranking:
         return f"Ordered by {rating} (the record has no ranking)."
     return (
-        "Ordered by who beats whom: Nash clustering of the payoff table, then Nash averaging "
-        f"(vs Nash: the win rate against the population's Nash mixture); {rating}, a secondary figure."
+        "Ordered by who beats whom: Nash clustering of the payoff table (layer: 1 is the Nash mixture's "
+        "support, 2 the next one's without it, ...), then Nash averaging (vs Nash: the win rate against "
+        f"the population's Nash mixture); {rating}, a secondary figure."
     )
 
 
@@ -88,15 +98,34 @@ def more_line(board: list[LeaderRow], top_k: int) -> str:
     )
 
 
-BOARD_HEADER = f"{'#':>3}  {'agent':<24} {'role':<17} {'vs Nash':>7} {'rating ±95%':>11} {'meta':>6}"
+BOARD_HEADER = (
+    f"{'#':>3}  {'agent':<24} {'role':<17} {'layer':>5} {'vs Nash':>7} {'rating ±95%':>11} {'meta':>6}"
+)
 
 
 def board_line(record: GenerationRecord, row: LeaderRow) -> str:
     """A row of the plain-text leaderboard, under :data:`BOARD_HEADER`."""
     return (
-        f"{row.rank:>3}  {row.agent:<24} {row.role:<17} {fraction(row.nash_average):>7} "
+        f"{row.rank:>3}  {row.agent:<24} {row.role:<17} {_layer(row):>5} {fraction(row.nash_average):>7} "
         f"{member_rating(record, row.agent):>11} {fraction(row.meta):>6}"
     )
+
+
+def _layer(row: LeaderRow) -> str:
+    return "-" if row.layer is None else str(row.layer)
+
+
+def markdown_rows(record: GenerationRecord, rows: list[LeaderRow]) -> list[str]:
+    """The leaderboard's rows as a markdown table, with its header."""
+    return [
+        "| # | member | role | layer | vs Nash | rating | meta-strategy mass |",
+        "|---:|---|---|---:|---:|---:|---:|",
+        *(
+            f"| {r.rank} | {r.agent} | {r.role} | {_layer(r)} | {fraction(r.nash_average)} "
+            f"| {member_rating(record, r.agent)} | {fraction(r.meta)} |"
+            for r in rows
+        ),
+    ]
 
 
 def handover_lines(record: GenerationRecord) -> list[str]:
@@ -131,17 +160,10 @@ def leaderboard_markdown(record: GenerationRecord, *, top_k: int = 10) -> str:
     board = leaderboard(record)
     newest = {e.id for e in record.newest}
     shown = [row for row in board if row.rank <= top_k or row.agent in newest]
-    lines = [
-        f"Generation {record.generation}. {order_text(record)} {order_check(record)}".rstrip(),
-        "",
-        "| # | member | role | vs Nash | rating | meta-strategy mass |",
-        "|---:|---|---|---:|---:|---:|",
-    ]
-    lines += [
-        f"| {r.rank} | {r.agent} | {r.role} | {fraction(r.nash_average)} | {member_rating(record, r.agent)} "
-        f"| {fraction(r.meta)} |"
-        for r in shown
-    ]
+    lines = [f"Generation {record.generation}. {order_text(record)}", ""]
+    if order_check(record):
+        lines += [order_check(record), ""]
+    lines += markdown_rows(record, shown)
     hidden = [row for row in board if row not in shown]
     if hidden:
         mass = fraction(sum(row.meta for row in hidden))

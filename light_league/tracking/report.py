@@ -20,10 +20,11 @@ import numpy as np
 
 from light_league.errors import ConfigError, CorruptFileError, LeagueError
 from light_league.tracking.console import headline, metrics_line, newest_rows
-from light_league.tracking.formats import fraction, member_rating
+from light_league.tracking.formats import fraction
 from light_league.tracking.leaderboard import (
     handover_lines,
     leaderboard,
+    markdown_rows,
     order_check,
     order_text,
     with_ranking,
@@ -117,17 +118,10 @@ def _over_snapshot(snapshot: PayoffSnapshot, record: GenerationRecord | None) ->
 def _leaderboard_text(stats: GenerationRecord, top: int | None) -> list[str]:
     board = leaderboard(stats)
     shown = board if top is None else board[:top]
-    lines = [
-        f"{order_text(stats)} {order_check(stats)}".rstrip(),
-        "",
-        "| # | member | role | vs Nash | rating | meta-strategy mass |",
-        "|---:|---|---|---:|---:|---:|",
-    ]
-    lines += [
-        f"| {r.rank} | {r.agent} | {r.role} | {fraction(r.nash_average)} | {member_rating(stats, r.agent)} "
-        f"| {fraction(r.meta)} |"
-        for r in shown
-    ]
+    lines = [order_text(stats), ""]
+    if order_check(stats):
+        lines += [order_check(stats), ""]
+    lines += markdown_rows(stats, shown)
     if len(shown) < len(board):
         rest = board[len(shown) :]
         lines += [

@@ -208,9 +208,9 @@ def test_the_rating_agrees_with_an_independent_fit_everywhere_it_is_shown(
     final = console.split("run stopped:")[1]
     roles = {m["id"]: m["role"] for m in last["population"]}
     for agent, text in shown.items():
-        for table in (board, report):  # | # | member | role | vs Nash | rating | meta |
+        for table in (board, report):  # | # | member | role | layer | vs Nash | rating | meta |
             (row,) = [line for line in table.splitlines() if f"| {agent} | {roles[agent]} | " in line]
-            assert row.split(" | ")[4] == text
+            assert row.split(" | ")[5] == text
         assert text in final or agent not in final  # the final summary shows the top 5
     main_agent = next(e for e in last["newest"] if e["role"] == "main_agent")["id"]
     (*_, event) = acc.Scalars("headline/main_agent_0/rating")

@@ -85,7 +85,7 @@ def test_the_leaderboard_goes_in_the_ranking_with_the_rating_beside_it() -> None
     assert board[3].rating == 2000.0  # the population fit's first, fourth here
     assert board[0].nash_average == record.nash_average["scripted_l5"]
     lines = summary_lines(33, record, top_k=4)
-    assert BOARD_HEADER in lines and BOARD_HEADER.split()[3:5] == ["vs", "Nash"]
+    assert BOARD_HEADER in lines and BOARD_HEADER.split()[3:6] == ["layer", "vs", "Nash"]
     assert lines[lines.index(BOARD_HEADER) + 1].split()[:2] == ["1", "scripted_l5"]
 
 
@@ -103,9 +103,12 @@ def test_an_old_record_is_ranked_from_its_payoff_table() -> None:
 
 def test_the_markdown_says_how_the_order_holds_and_names_the_handover() -> None:
     table = leaderboard_markdown(GenerationRecord.from_json(record_json(snapshot())), top_k=3)
-    assert "Nash clustering of the payoff table, then Nash averaging" in table
+    assert (
+        "Nash clustering of the payoff table (layer: 1 is the Nash mixture" in table
+        and "then Nash averaging" in table
+    )
     assert "Each of the top 10 beats every member below it among them at least 0.5." in table
-    assert "| 1 | scripted_l5 | baseline | 0.500 |" in table
+    assert "| 1 | scripted_l5 | baseline | 1 | 0.500 |" in table
     assert (
         f"- best main agent so far: {BEST}, worst against the baselines and exploiters scripted_l3 0.150"
         in table

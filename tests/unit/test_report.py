@@ -78,7 +78,7 @@ def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Pa
     text = report(run_dir)
     latest = synthetic_snapshot(2)
     assert leaderboard_agents(text) == list(reversed(latest.agent_ids))
-    assert "| 1 | agent_4 | baseline | - | 1100 |" in text  # a table with an unplayed cell: no ranking
+    assert "| 1 | agent_4 | baseline | - | - | 1100 |" in text  # a table with an unplayed cell: no ranking
     assert "Ordered by rating: Elo fitted to every evaluation game" in text
     assert "3,000 env steps" in text and "nash_conv 0.042" in text
     ids, rates = parse_payoff_text(text.split("## Payoff table")[1])
@@ -114,7 +114,7 @@ def test_report_without_generation_records_still_shows_the_table(tmp_path: Path)
     assert sorted(leaderboard_agents(text)) == synthetic_snapshot(0).agent_ids
     board = text.split("## Leaderboard")[1].split("## ")[0]
     assert all(
-        row.split("|")[4].strip() == "-" for row in board.splitlines() if row[:3] in ("| 1", "| 2", "| 3")
+        row.split("|")[6].strip() == "-" for row in board.splitlines() if row[:3] in ("| 1", "| 2", "| 3")
     )
 
 

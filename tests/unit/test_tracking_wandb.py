@@ -135,7 +135,7 @@ def test_offline_run_records_the_same_scalar_keys(
         assert steps == [0, 1, 2], tag
     assert len(list(tmp_path.glob("wandb/offline-run-*/files/media/table/league/payoff_table*.json"))) == 3
     (board,) = tmp_path.glob("wandb/offline-run-*/files/media/html/league/leaderboard*.html")
-    assert "| 1 | a | main_agent | - | 1210 ± 40 | 0.000 |" in html.unescape(board.read_text())
+    assert "| 1 | a | main_agent | - | - | 1210 ± 40 | 0.000 |" in html.unescape(board.read_text())
 
 
 @pytest.mark.integration
