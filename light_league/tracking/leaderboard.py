@@ -71,7 +71,7 @@ def order_text(record: GenerationRecord) -> str:
         + ", ± its 95% interval"
     )
     if not record.ranking:
-        return f"Ordered by {rating} (the record has no ranking)."
+        return f"Ordered by {rating} (no ranking: a cell of the payoff table is unplayed)."
     return (
         "Ordered by who beats whom: Nash clustering of the payoff table (layer: 1 is the Nash mixture's "
         "support, 2 the next one's without it, ...), then Nash averaging (vs Nash: the win rate against "
