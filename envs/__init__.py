@@ -21,6 +21,7 @@ from envs.registry import (
     make_fixed_policy,
     make_parallel,
     make_spec,
+    reference_opponent,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "exact_games",
     "fixed_policy_names",
     "fixed_policy_ratings",
+    "reference_opponent",
     "make_batched",
     "make_fixed_policy",
     "make_parallel",

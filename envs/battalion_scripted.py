@@ -172,6 +172,10 @@ FIXED_POLICIES: dict[str, Callable[[EnvSpec], Any]] = {
     "random": UniformRandomPolicy,
 }
 
+#: The fixed opponent every "vs baseline" figure of a run is against (where the run has it as a
+#: baseline): the strongest scripted level, the same in every generation.
+REFERENCE_OPPONENT = "scripted_l5"
+
 #: Fixed Elo ratings of the fixed opponents, which anchor the league's rating scale: random at
 #: 800, scripted level 1 at 1000 (a new agent's initial rating) and 100 more per level.
 FIXED_POLICY_RATINGS: dict[str, float] = {

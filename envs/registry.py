@@ -2,9 +2,10 @@
 missing optional env never stops the others from loading.
 
 A built-in env module provides ``make_batched(num_envs, **kwargs)``, ``make_parallel(**kwargs)``
-and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``) and
-``FIXED_POLICY_RATINGS``, or names the module that declares those two (``EnvEntry.policies``:
-battalion's scripted opponents live beside the env, which they import). Adapters are named
+and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``),
+``FIXED_POLICY_RATINGS`` and ``REFERENCE_OPPONENT`` (the fixed policy every "vs baseline" figure
+of a run is against, where the run has it as a baseline), or names the module that declares them
+(``EnvEntry.policies``: battalion's scripted opponents live beside the env, which they import). Adapters are named
 ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``; their only fixed policy is
 ``random``. ``envs/`` imports nothing from ``light_league``, so the did-you-mean helper is local.
 """
@@ -226,6 +227,16 @@ def action_names(env_name: str) -> tuple[str, ...] | None:
         return None
     names = getattr(_module(env_name), "ACTION_NAMES", None)
     return None if names is None else tuple(str(n) for n in names)
+
+
+def reference_opponent(env_name: str) -> str | None:
+    """The fixed opponent env ``env_name`` declares as the reference of every "vs baseline" figure
+    (its module's ``REFERENCE_OPPONENT``: battalion's strongest scripted level), None where it
+    declares none (adapters, poker)."""
+    if env_name.startswith(ADAPTER_PREFIXES):
+        return None
+    declared = getattr(_module(env_name, policies=True), "REFERENCE_OPPONENT", None)
+    return declared if isinstance(declared, str) and declared in _fixed_policies(env_name) else None
 
 
 def fixed_policy_names(env_name: str) -> list[str]:

@@ -21,7 +21,7 @@ from light_league.agents.agent_manager import AgentManager
 from light_league.agents.meta_solvers import build_meta_solver
 from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
-from light_league.config import ExperimentConfig
+from light_league.config import ExperimentConfig, reference_opponent
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
@@ -85,6 +85,7 @@ def validate(config: ExperimentConfig) -> Validated:
                 f"evaluation.baselines: unknown baseline {name!r} for env {config.env.name!r}"
                 f"{did_you_mean(name, valid)} (valid: {listed})"
             )
+    reference_opponent(config)  # a reference that is not a baseline: one line, here
     roles = sorted({setup.role.value for setup in scheduler.learners()})
     need = len(config.evaluation.baselines) + len(roles)
     if config.league.pool_max_size < need:
@@ -103,8 +104,7 @@ def validate(config: ExperimentConfig) -> Validated:
     kinds = _role_kinds(config, {*roles, *config.learner.by_role})
     _check_average_policy(config, kinds, roles)
     _check_shared_games(config, kinds, roles)
-    if config.evaluation.probe.role not in known:
-        role = config.evaluation.probe.role
+    if (role := config.evaluation.probe.role) not in known:
         raise ConfigError(
             f"evaluation.probe.role: unknown role {role!r}{did_you_mean(role, known)} (valid: {', '.join(known)})"
         )

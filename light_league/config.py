@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from light_league.config_base import Section, load_yaml_text, parse_override, validate_section
-from light_league.errors import ConfigError
+from light_league.errors import ConfigError, did_you_mean
 from light_league.learner_config import LearnerSection as LearnerSection  # its former home
 from light_league.learner_config import merge_settings as merge_settings
 from light_league.tracking.config import LoggingConfig
@@ -184,6 +184,12 @@ class EvaluationSection(Section):
     """The exploitability probe (off by default inside a run)."""
     baselines: list[str] = Field(default_factory=list)
     """Fixed opponents added to the population at the start (Elo anchors), e.g. ``scripted_l1``."""
+    reference: str | None = None
+    """The reference opponent of every "vs baseline" figure (the newest and the best main agent's
+    win rate in the console, ``report``, ``generations.jsonl`` and the TensorBoard headline): one
+    of ``baselines``, the same in every generation (it cannot change on resume). None: the one
+    the env declares (battalion: ``scripted_l5``, its strongest scripted level) where it is one
+    of ``baselines``, else the baseline the env rates highest; none without baselines."""
     elo_k: float = Field(32.0, gt=0.0, le=1000.0)
     """Elo K-factor."""
 
@@ -299,6 +305,32 @@ class ExperimentConfig(Section):
     def digest(self) -> str:
         """Short hash of the resolved config (written to the run manifest)."""
         return config_digest(self.to_dict())
+
+
+def reference_opponent(config: ExperimentConfig) -> str | None:
+    """The run's reference opponent: ``evaluation.reference``, else the one its env declares where
+    it is a baseline of the run, else the baseline the env rates highest (its fixed rating; the
+    first listed on a tie); None without baselines. A ``reference`` that is not a baseline is a
+    one-line ConfigError."""
+    baselines = config.evaluation.baselines
+    chosen = config.evaluation.reference
+    if chosen is None:
+        if not baselines:
+            return None
+        import envs  # the env's modules: imported once the config is known to be valid
+
+        declared = envs.reference_opponent(config.env.name)
+        if declared in baselines:
+            return declared
+        ratings = envs.fixed_policy_ratings(config.env.name)
+        return max(baselines, key=lambda name: ratings.get(name, float("-inf")))
+    if chosen not in baselines:
+        listed = ", ".join(baselines) if baselines else "none"
+        raise ConfigError(
+            f"evaluation.reference: {chosen!r} is not a baseline of the run{did_you_mean(chosen, baselines)} "
+            f"(evaluation.baselines: {listed}); name one of them, or add it to evaluation.baselines"
+        )
+    return chosen
 
 
 def config_digest(raw: dict[str, Any]) -> str:

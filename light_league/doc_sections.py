@@ -53,6 +53,8 @@ _JSON_TYPES = {
     "Mapping[str, Interval]": "object of [low, high]",
     "Mapping[str, ProbeReading]": "object of readings",
     "MetaStability": "object",
+    "BestEntry": "object",
+    "tuple[str, ...]": "list of strings",
     "tuple[Member, ...]": "list of objects",
     "tuple[TaskRecord, ...]": "list of objects",
     "tuple[NewestEntry, ...]": "list of objects",
@@ -62,6 +64,7 @@ _ENTRIES = (
     ("population", record.Member),
     ("tasks", record.TaskRecord),
     ("newest", record.NewestEntry),
+    ("best_main", record.BestEntry),
     ("probe", record.ProbeReading),
     ("meta_stability", record.MetaStability),
 )

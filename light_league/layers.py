@@ -48,8 +48,8 @@ LAYERS: tuple[Layer, ...] = (
         "data",
         "the meta-game math, the population and its records, buffers and servers, executors",
         {
-            "game_theory": "Nash, meta-solvers, uncertainty, PFSP, Elo, diversity, payoff decay: numpy and "
-            "scipy only (a test holds it)",
+            "game_theory": "Nash, meta-solvers, uncertainty, PFSP, Elo, the leaderboard's order (Nash "
+            "clustering, Nash averaging), diversity, payoff decay: numpy and scipy only (a test holds it)",
             "league": "the league tutorial's API under its names (AgentPool, MatchDatabase, EloRegistry, "
             "build_payoff_matrix, ... re-exported) and its LeagueMatchmaker",
             "agents.agent_pool": "AgentPool: the population, a JSON manifest written atomically",
@@ -91,7 +91,7 @@ LAYERS: tuple[Layer, ...] = (
             "evaluation": "EvaluationManager (every new pairing played, or computed exactly), the probe, "
             "shared games, exact exploitability",
             "tracking": "the metric logger and its backends (TensorBoard, W&B), the console, the generation "
-            "record, report",
+            "record, the leaderboard and what a run hands over (the best main agent so far), report",
         },
     ),
     Layer(

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.build import build_runner
 from light_league.build import make_env_spec as make_env_spec  # its former home
 from light_league.checkpoint import Checkpointer, RunCounters
-from light_league.config import ExperimentConfig
+from light_league.config import ExperimentConfig, reference_opponent
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import LeagueError
 from light_league.evaluation.evaluation_manager import EvaluationManager
@@ -30,8 +31,9 @@ from light_league.execution import Executor, Handle
 from light_league.run_dir import RunDir
 from light_league.scheduling.task_scheduler import TaskScheduler
 from light_league.seeding import derive_seed as derive_seed  # its former home
-from light_league.tracking.console import Console, final_lines, leaderboard_markdown, start_line
+from light_league.tracking.console import Console, start_line
 from light_league.tracking.headline import headline_scalars
+from light_league.tracking.leaderboard import final_lines, leaderboard_markdown
 from light_league.tracking.logger import LEADERBOARD_TAG, MetricLogger, PayoffSnapshot
 from light_league.tracking.record import (
     GenerationRecord,
@@ -39,6 +41,7 @@ from light_league.tracking.record import (
     Measurements,
     ProbeReading,
     latest_probes,
+    latest_reference,
 )
 from light_league.tracking.report import load_payoff_snapshot, save_payoff_snapshot
 from light_league.training.average import AveragePolicy
@@ -112,6 +115,8 @@ class Runner:
         self.measured = Measurements()
         #: the latest probe reading per target, ``{"main": ..., "meta": ...}`` (a record's ``probe``)
         self.latest_probe: dict[str, ProbeReading] = latest_probes(self.generations_log)
+        #: the opponent of every "vs baseline" figure, the same in every generation
+        self.reference = _run_reference(config, self.generations_log)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -317,7 +322,7 @@ class Runner:
             shared_effective_games=self.evaluation.shared_effective_games,
         )
         record = GenerationRecord.build(
-            gen, stats=stats, snapshot=snapshot, work=work, measured=self.measured
+            gen, stats=stats, snapshot=snapshot, work=work, measured=self.measured, reference=self.reference
         )
         self._log(snapshot, record, outcome, stats)
         self.agents.advance()
@@ -348,7 +353,12 @@ class Runner:
             "rollout/env_steps_per_s": float(record.env_steps_per_s or 0.0),
             "rollout/env_steps": float(self.env_steps),
         }
-        out.update(headline_scalars(snapshot, record.rating, record.rating_ci95))
+        best = None if record.best_main is None else record.best_main.id
+        out.update(
+            headline_scalars(
+                snapshot, record.rating, record.rating_ci95, reference=record.reference, best=best
+            )
+        )
         out.update(_meta_scalars(stats))
         if stats.diversity is not None:
             out["league/diversity_score"] = float(stats.diversity)
@@ -383,6 +393,12 @@ def _explain(reason: str, config: ExperimentConfig) -> str:
     if reason.startswith("stop.target_nash_conv"):
         return f"{reason} (the meta-strategy's exact NashConv reached it)"
     return reason
+
+
+def _run_reference(config: ExperimentConfig, lines: Iterable[Any]) -> str | None:
+    """The run's reference opponent: the one its latest record names (a resume keeps it, even
+    where ``evaluation.baselines`` gained a baseline the env rates higher), else the config's."""
+    return latest_reference(lines) or reference_opponent(config)
 
 
 def _meta_scalars(stats: LeagueStats) -> dict[str, float]:

@@ -64,11 +64,19 @@ DATA = DOCS / "data"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import envs  # noqa: E402
 from light_league import doc_sections  # noqa: E402
 from light_league.run_reader import RunReader  # noqa: E402
-from light_league.tracking.console import final_lines, fraction, rating, summary_lines  # noqa: E402
+from light_league.tracking.console import summary_lines  # noqa: E402
+from light_league.tracking.formats import fraction, rating  # noqa: E402
+from light_league.tracking.leaderboard import final_lines, with_ranking  # noqa: E402
 from light_league.tracking.logger import PayoffSnapshot  # noqa: E402
-from light_league.tracking.record import GenerationRecord, newest_entries, read_generations  # noqa: E402
+from light_league.tracking.record import (  # noqa: E402
+    BestEntry,
+    GenerationRecord,
+    newest_entries,
+    read_generations,
+)
 from light_league.tracking.report import payoff_path  # noqa: E402
 
 BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4", "scripted_l5")
@@ -193,12 +201,29 @@ def render_league_run_table(data: Path) -> str:
     return "\n".join(lines)
 
 
+def _as_now(data: Path, record: GenerationRecord) -> GenerationRecord:
+    """The captured run's last record with what the current code records beside it, from its
+    payoff file: the leaderboard's order, the newest snapshots against the reference opponent (the
+    env's declared one), the best main agent so far."""
+    snapshot = _snapshot(data / "last_payoff.json")
+    if snapshot.generation != record.generation:
+        return record
+    env = re.search(r"^env:\s*\n\s+name:\s*(\S+)", (data / "config.yaml").read_text(encoding="utf-8"), re.M)
+    reference = record.reference or (None if env is None else envs.reference_opponent(env[1]))
+    return with_ranking(
+        dataclasses.replace(
+            record,
+            reference=reference,
+            newest=newest_entries(snapshot, record.rating, record.rating_ci95, reference=reference),
+            best_main=BestEntry.of(snapshot, reference),
+        ),
+        snapshot,
+    )
+
+
 def render_league_run_console(data: Path) -> str:
     """The plain console summary of the run's last generation (``summary_top_k=4``)."""
-    record = read_generations(data)[-1]
-    if not record.newest:  # runs before the field existed: the same entries from the payoff file
-        newest = newest_entries(_snapshot(data / "last_payoff.json"), record.rating)
-        record = dataclasses.replace(record, newest=newest)
+    record = _as_now(data, read_generations(data)[-1])
     body = "\n".join(summary_lines(record.generation, record, top_k=4))
     return (
         f"```\n{body}\n```\n\n(generation {record.generation}, the last of the measured `league.yaml` run, "
@@ -244,7 +269,7 @@ def render_league_run_final(data: Path) -> str:
         reason = f"stop.max_wall_s={wall} (the first generation to end past {wall} s)"
     else:
         reason = f"stop.max_generations={len(records)}"
-    body = "\n".join(final_lines(reason, last, _snapshot(data / "last_payoff.json")))
+    body = "\n".join(final_lines(reason, _as_now(data, last), _snapshot(data / "last_payoff.json")))
     return f"```\n{body}\n```\n\n(The measured `league.yaml` run's last lines. {_provenance(data)})"
 
 

@@ -151,8 +151,8 @@ def relog_run(run_dir: Path, out: Path) -> None:
     ``generations.jsonl``)."""
     from light_league.tracking.backends import build_logger
     from light_league.tracking.config import LoggingConfig
-    from light_league.tracking.console import leaderboard_markdown
     from light_league.tracking.headline import headline_scalars
+    from light_league.tracking.leaderboard import leaderboard_markdown, with_ranking
     from light_league.tracking.logger import LEADERBOARD_TAG
     from light_league.tracking.record import read_generations
     from light_league.tracking.report import load_payoff_snapshot, saved_generations
@@ -164,8 +164,11 @@ def relog_run(run_dir: Path, out: Path) -> None:
         logger.log_payoff(snapshot)
         record = records.get(generation)
         if record is not None:
-            logger.log_text(LEADERBOARD_TAG, leaderboard_markdown(record), generation)
-            scalars = headline_scalars(snapshot, record.rating, record.rating_ci95)
+            logger.log_text(LEADERBOARD_TAG, leaderboard_markdown(with_ranking(record, snapshot)), generation)
+            best = None if record.best_main is None else record.best_main.id
+            scalars = headline_scalars(
+                snapshot, record.rating, record.rating_ci95, reference=record.reference, best=best
+            )
             values = {
                 "league/meta_entropy": record.meta_entropy,
                 "exploitability/main_nash_conv": record.main_nash_conv,

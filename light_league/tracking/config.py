@@ -47,7 +47,8 @@ class LoggingConfig(Section):
     """TensorBoard writes to disk once this many events are pending."""
 
     summary_top_k: int = Field(10, ge=1, le=100)
-    """Rows of the population table in the console summary and TensorBoard's leaderboard (sorted by rating)."""
+    """Rows of the population table in the console summary and TensorBoard's leaderboard (in the
+    leaderboard's order: Nash clustering, then Nash averaging)."""
 
     member_scalars: bool = False
     """Also log one scalar per member and generation (``rating/<agent>``, ``elo_sequential/<agent>``,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, TextIO
@@ -26,17 +26,19 @@ from rich.table import Table
 from rich.text import Text
 
 from light_league.tracking.config import LoggingConfig
-from light_league.tracking.logger import Cell, PayoffSnapshot, versus_baselines
+from light_league.tracking.formats import fraction, member_rating, rating_text, win_rate_text
+from light_league.tracking.leaderboard import BOARD_HEADER, board_line, leaderboard, more_line
 from light_league.tracking.record import GenerationRecord, ProbeReading
 
 #: the latest probe reading of each target, shown beside a record (``{target: reading}``)
 Probes = Mapping[str, ProbeReading]
 
-LeaderRow = tuple[int, str, str, float | None, float]
 _COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("#", "right"),
     ("agent", "left"),
     ("role", "left"),
+    ("layer", "right"),
+    ("vs Nash", "right"),
     ("rating ±95%", "right"),
     ("meta", "right"),
 )
@@ -45,75 +47,8 @@ _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("newest snapshot", "left"),
     ("rating ±95%", "right"),
     ("meta", "right"),
-    ("vs strongest baseline: win rate [95%] (games)", "left"),
+    ("vs reference: win rate [95%] (games)", "left"),
 )
-
-
-def leaderboard(record: GenerationRecord) -> list[LeaderRow]:
-    """``(rank, agent, role, rating, meta)`` for the population, best rating first, then most
-    meta-strategy mass."""
-    elo, meta = record.rating, record.meta_strategy
-    members = [(m.id, m.role) for m in record.population]
-    members.sort(key=lambda m: (-elo.get(m[0], float("-inf")), -meta.get(m[0], 0.0), m[0]))
-    return [
-        (rank, agent, role, elo.get(agent), meta.get(agent, 0.0))
-        for rank, (agent, role) in enumerate(members, 1)
-    ]
-
-
-def _fmt(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-# One format per kind of number, everywhere on the console and in ``report``: ratings as whole
-# points, probabilities, win rates, entropies, NashConv and diversity with 3 decimals, seconds
-# with 1, counts with thousands separators.
-def rating(value: float | None) -> str:
-    """A rating (Elo points), whole points; ``-`` when unknown."""
-    return _fmt(value, 0)
-
-
-def fraction(value: float | None) -> str:
-    """A probability, win rate, entropy, NashConv or diversity: 3 decimals; ``-`` when unknown."""
-    return _fmt(value, 3)
-
-
-def rating_text(value: float | None, ci95: Sequence[float] | None = None) -> str:
-    """``1270 ± 35`` (the 95% interval's half width), ``800`` for the anchor or without an interval."""
-    if value is None or ci95 is None or len(ci95) != 2:
-        return rating(value)
-    half = (float(ci95[1]) - float(ci95[0])) / 2
-    return rating(value) if round(half) == 0 else f"{rating(value)} ± {half:.0f}"
-
-
-def member_rating(record: GenerationRecord, agent: str) -> str:
-    """``agent``'s rating in a generation record, with its interval where the record has one."""
-    return rating_text(record.rating.get(agent), record.rating_ci95.get(agent))
-
-
-def win_rate_text(rate: float | None, ci95: Sequence[float] | None = None, games: int | None = None) -> str:
-    """``0.406 [0.33, 0.49] (128)``: a win rate with its 95% interval and games; ``-`` when unplayed."""
-    if rate is None:
-        return "-"
-    text = fraction(rate)
-    if ci95 is not None and len(ci95) == 2:
-        text += f" [{ci95[0]:.2f}, {ci95[1]:.2f}]"
-    return text + (f" ({games:,})" if games else "")
-
-
-def anchor_text(record: GenerationRecord) -> str:
-    """``random = 800 held fixed`` (the rating's anchor, as the record names it), else empty."""
-    anchor = record.rating_anchor
-    value = record.rating.get(anchor) if anchor else None
-    return "" if value is None else f"{anchor} = {rating(value)} held fixed"
-
-
-def more_line(board: list[LeaderRow], top_k: int) -> str:
-    """``... 63 more (meta-strategy mass 0.519)`` for the rows past ``top_k`` (empty when none)."""
-    rest = board[top_k:]
-    return (
-        f"... {len(rest)} more (meta-strategy mass {fraction(sum(row[4] for row in rest))})" if rest else ""
-    )
 
 
 def headline(generation: int, record: GenerationRecord) -> str:
@@ -203,8 +138,10 @@ def quiet_line(generation: int, record: GenerationRecord, *, latest_probe: Probe
     else:
         board = leaderboard(record)
         if board:
-            _, agent, _, _, meta = board[0]
-            parts.append(f"top {agent} rating {member_rating(record, agent)} meta {fraction(meta)}")
+            top = board[0]
+            parts.append(
+                f"top {top.agent} rating {member_rating(record, top.agent)} meta {fraction(top.meta)}"
+            )
     metrics = metrics_line(record, latest_probe=latest_probe)
     if metrics:
         parts.append(metrics)
@@ -212,14 +149,8 @@ def quiet_line(generation: int, record: GenerationRecord, *, latest_probe: Probe
 
 
 _NEWEST_HEADER = (
-    f"{'newest snapshot':<24} {'rating ±95%':>11} {'meta':>6}  vs strongest baseline: win rate [95%] (games)"
+    f"{'newest snapshot':<24} {'rating ±95%':>11} {'meta':>6}  vs reference: win rate [95%] (games)"
 )
-_BOARD_HEADER = f"{'#':>3}  {'agent':<24} {'role':<17} {'rating ±95%':>11} {'meta':>6}"
-
-
-def _board_line(record: GenerationRecord, row: LeaderRow) -> str:
-    rank, agent, role, _, meta = row
-    return f"{rank:>3}  {agent:<24} {role:<17} {member_rating(record, agent):>11} {fraction(meta):>6}"
 
 
 def summary_lines(
@@ -235,42 +166,16 @@ def summary_lines(
             f"{a:<24} {e:>11} {n:>6}  {b} {w}" if b != "-" else f"{a:<24} {e:>11} {n:>6}"
             for a, e, n, w, b in rows
         ]
-    lines.append(_BOARD_HEADER)
+    lines.append(BOARD_HEADER)
     board = leaderboard(record)
-    lines += [_board_line(record, row) for row in board[:top_k]]
+    lines += [board_line(record, row) for row in board[:top_k]]
     if len(board) > top_k:
         lines.append(f"     {more_line(board, top_k)}")
+    if record.ranking_note:  # the top of the order is a cycle: named
+        lines.append(record.ranking_note)
     metrics = metrics_line(record, latest_probe=latest_probe)
     lines += [line for line in (metrics, timings_line(record)) if line]
     return lines
-
-
-def leaderboard_markdown(record: GenerationRecord, *, top_k: int = 10) -> str:
-    """The top ``top_k`` members by rating (and each learner's newest snapshot below them, if not
-    among them) as a markdown table, the rest counted with their meta-strategy mass: TensorBoard's
-    ``league/leaderboard``."""
-    board = leaderboard(record)
-    newest = {e.id for e in record.newest}
-    shown = [row for row in board if row[0] <= top_k or row[1] in newest]
-    anchor = anchor_text(record)
-    lines = [
-        f"Generation {record.generation}: the members by rating (Elo fitted to every evaluation game"
-        + (f", {anchor}" if anchor else "")
-        + "; ± the 95% interval). One number cannot show cycles: read the payoff table beside it.",
-        "",
-        "| # | member | role | rating | meta-strategy mass |",
-        "|---:|---|---|---:|---:|",
-    ]
-    lines += [
-        f"| {r} | {a} | {role} | {member_rating(record, a)} | {fraction(n)} |" for r, a, role, _, n in shown
-    ]
-    hidden = [row for row in board if row not in shown]
-    if hidden:
-        lines += [
-            "",
-            f"{len(hidden)} more members hold meta-strategy mass {fraction(sum(row[4] for row in hidden))}.",
-        ]
-    return "\n".join(lines) + "\n"
 
 
 def start_line(run_dir: str, backend: str, stop_rules: list[str], *, resumed_at: int | None = None) -> str:
@@ -280,50 +185,6 @@ def start_line(run_dir: str, backend: str, stop_rules: list[str], *, resumed_at:
     if resumed_at is not None:
         parts.append(f"resuming at generation {resumed_at}")
     return " · ".join(parts)
-
-
-def final_lines(
-    reason: str, record: GenerationRecord, snapshot: PayoffSnapshot | None, *, top_k: int = 5
-) -> list[str]:
-    """The run's closing summary: why it stopped, the strongest members with their intervals, and
-    the newest main agent (each learner's newest snapshot in a run without one) against each
-    baseline."""
-    generations = record.generation + 1
-    lines = [
-        f"run stopped: {reason} after {generations} generation{'s' if generations != 1 else ''}, "
-        f"{_duration(float(record.wall_s or 0.0))}, {int(record.env_steps or 0):,} env steps"
-    ]
-    board = leaderboard(record)
-    anchor = anchor_text(record)
-    lines.append(f"strongest members (rating ± 95% interval{'; ' + anchor if anchor else ''}):")
-    lines += [_board_line(record, row) for row in board[:top_k]]
-    if snapshot is not None:
-        newest = [e for e in record.newest if e.role == "main_agent"] or list(record.newest)
-        for entry in newest:
-            if entry.id not in snapshot.agent_ids:
-                continue
-            cells = versus_baselines(snapshot, entry.id)
-            if not cells:
-                continue
-            lines.append(
-                f"{entry.id} (rating {member_rating(record, entry.id)}) against each baseline, "
-                "win rate [95%] (games):"
-            )
-            lines += [f"     {b:<14} {_cell_text(c)}" for b, c in cells.items()]
-    lines.append(
-        "one rating cannot show cycles (a member can beat a strong baseline and lose to a weaker one): "
-        "read the payoff table (main.py report RUN_DIR)"
-    )
-    return lines
-
-
-def _cell_text(cell: Cell | None) -> str:
-    return "not played" if cell is None else win_rate_text(cell.win_rate, cell.ci95, cell.games)
-
-
-def _duration(seconds: float) -> str:
-    whole = round(seconds)
-    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{seconds:.1f} s"
 
 
 class _Bar(BarColumn):
@@ -572,7 +433,7 @@ class Console:
         self._plain(text)
 
     def final(self, lines: list[str]) -> None:
-        """The run's closing summary (:func:`final_lines`), in every mode."""
+        """The run's closing summary (:func:`~light_league.tracking.leaderboard.final_lines`), in every mode."""
         self._plain("\n".join(lines))
 
     def _plain(self, text: str) -> None:
@@ -591,11 +452,19 @@ class Console:
         for name, justify in _COLUMNS:
             table.add_column(name, justify=justify)
         board = leaderboard(record)
-        for rank, agent, role, _, meta in board[: self._top_k]:
-            table.add_row(str(rank), agent, role, member_rating(record, agent), fraction(meta))
+        for row in board[: self._top_k]:
+            table.add_row(
+                str(row.rank),
+                row.agent,
+                row.role,
+                "-" if row.layer is None else str(row.layer),
+                fraction(row.nash_average),
+                member_rating(record, row.agent),
+                fraction(row.meta),
+            )
         if len(board) > self._top_k:
-            table.add_row("", more_line(board, self._top_k), "", "", "")
+            table.add_row("", more_line(board, self._top_k), "", "", "", "", "")
         metrics = metrics_line(record, latest_probe=latest_probe)
-        footer = [line for line in (metrics, timings_line(record)) if line]
+        footer = [line for line in (record.ranking_note, metrics, timings_line(record)) if line]
         parts: list[Table | str] = [newest, ""] if newest.row_count else []
         return Panel(Group(*parts, table, *footer), title=headline(generation, record), title_align="left")

@@ -6,7 +6,10 @@ the run has no main agent, as PSRO's best responses):
 - ``headline/<learner>/rating`` with ``rating_low`` and ``rating_high``, its fitted rating and 95%
   interval;
 - ``headline/<learner>/win_rate/<baseline>``, its mean outcome against each baseline, with
-  ``win_rate_low/<baseline>`` and ``win_rate_high/<baseline>``, that cell's 95% interval.
+  ``win_rate_low/<baseline>`` and ``win_rate_high/<baseline>``, that cell's 95% interval;
+- ``headline/<learner>/reference_win_rate`` (with ``_low`` and ``_high``): its mean outcome against
+  the run's reference opponent, the same baseline in every generation; and
+  ``headline/best_main/reference_win_rate``, the best main agent's so far (the record's ``best_main``).
 
 :func:`custom_scalars_layout` groups those, the exact NashConv, the probe's readings and the
 meta-strategy's entropy into TensorBoard's *Custom Scalars* dashboard (``main.py board`` opens on
@@ -34,13 +37,29 @@ def headline_members(snapshot: PayoffSnapshot) -> list[str]:
     return [snapshot.agent_ids[i] for i in (main or newest)]
 
 
+#: the name under ``headline/`` of the best main agent so far
+BEST_MAIN = "best_main"
+
+
 def headline_scalars(
-    snapshot: PayoffSnapshot, rating: Mapping[str, float], rating_ci95: Mapping[str, Sequence[float]]
+    snapshot: PayoffSnapshot,
+    rating: Mapping[str, float],
+    rating_ci95: Mapping[str, Sequence[float]],
+    *,
+    reference: str | None = None,
+    best: str | None = None,
 ) -> dict[str, float]:
-    """The ``headline/`` scalars of one generation (see the module docstring)."""
+    """The ``headline/`` scalars of one generation (see the module docstring); ``reference``: the
+    run's reference opponent, ``best``: the best main agent so far (None: none)."""
     out: dict[str, float] = {}
-    for member in headline_members(snapshot):
-        learner = member.rsplit("-v", 1)[0]
+    members = [(m.rsplit("-v", 1)[0], m) for m in headline_members(snapshot)]
+    for learner, member in [*members, *([(BEST_MAIN, best)] if best else [])]:
+        versus = versus_baselines(snapshot, member).get(reference) if reference else None
+        if versus is not None:
+            low, high = versus.ci95 or (versus.win_rate, versus.win_rate)
+            tag = f"{HEADLINE}/{learner}/reference_win_rate"
+            out.update({tag: versus.win_rate, f"{tag}_low": float(low), f"{tag}_high": float(high)})
+    for learner, member in members:
         if member in rating:
             out[f"{HEADLINE}/{learner}/rating"] = float(rating[member])
             low, high = rating_ci95.get(member, (rating[member], rating[member]))
@@ -62,6 +81,29 @@ _PROBE = re.compile(r"^probe/([^/]+)/win_rate$")
 
 def _band(title: str, tag: str, low: str | None = None, high: str | None = None) -> Chart:
     return (title, "margin", [tag, low or tag, high or tag])
+
+
+_REFERENCE = re.compile(rf"^{HEADLINE}/([^/]+)/reference_win_rate$")
+
+
+def _reference_charts(keys: set[str]) -> list[Chart]:
+    """The newest main agents and the best one against the reference opponent: one chart with
+    every line, then each line with its band."""
+    learners = sorted({m[1] for k in keys if (m := _REFERENCE.match(k))}, key=lambda x: (x == BEST_MAIN, x))
+    charts: list[Chart] = [
+        (
+            "newest and best main agent against the reference opponent: win rate",
+            "multiline",
+            [rf"^{HEADLINE}/[^/]+/reference_win_rate$"],
+        )
+    ]
+    for learner in learners:
+        tag = f"{HEADLINE}/{learner}/reference_win_rate"
+        name = "the best main agent so far" if learner == BEST_MAIN else f"{learner}'s newest snapshot"
+        charts.append(
+            _band(f"{name} against the reference opponent, 95% interval", tag, f"{tag}_low", f"{tag}_high")
+        )
+    return charts
 
 
 def _charts(keys: set[str]) -> dict[str, list[Chart]]:
@@ -108,6 +150,7 @@ def _charts(keys: set[str]) -> dict[str, list[Chart]]:
         ("seconds per phase", "multiline", [r"^timing/[^/]+_s$"]),
     ]
     return {
+        "against the reference opponent: the newest and the best main agent": _reference_charts(keys),
         "rating of the newest main agent": rating,
         "its win rate against each baseline": versus,
         "exploitability (probe; exact NashConv where the game allows)": exploitability,
@@ -130,9 +173,9 @@ CLOSED = ("league", "training")
 
 def custom_scalars_layout(keys: Iterable[str]) -> dict[str, list[Chart]]:
     """The Custom Scalars categories for a run that has logged ``keys``, in this order: the
-    rating of the newest main agent, its win rate against each baseline, exploitability, the
-    meta-strategy's entropy (open), then ``league`` and ``training`` (closed); a chart only where
-    one of its tags has data."""
+    newest and the best main agent against the reference opponent, the rating of the newest main
+    agent, its win rate against each baseline, exploitability, the meta-strategy's entropy (open),
+    then ``league`` and ``training`` (closed); a chart only where one of its tags has data."""
     seen = set(keys)
     out = {}
     for category, charts in _charts(seen).items():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from light_league.tracking.handover import handover_focus
 from light_league.tracking.logger import PayoffSnapshot, newest_snapshots
 
 if TYPE_CHECKING:  # matplotlib is imported where a chart is drawn: the tables and CSV need none of it
@@ -23,17 +24,11 @@ if TYPE_CHECKING:  # matplotlib is imported where a chart is drawn: the tables a
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-#: colour of each league role in the charts (unknown roles are grey)
-ROLE_COLORS = {
-    "main_agent": "#1f77b4",
-    "main_exploiter": "#d62728",
-    "league_exploiter": "#ff7f0e",
-    "best_response": "#2ca02c",
-    "baseline": "#7f7f7f",
-}
-_OTHER_ROLE_COLOR = "#9467bd"
 #: role blocks of the charts and focused tables, in this order (other roles after them)
 ROLE_ORDER = ("baseline", "main_agent", "main_exploiter", "league_exploiter", "best_response")
+#: colour of each league role in the charts (unknown roles: ``_OTHER_ROLE_COLOR``)
+ROLE_COLORS = dict(zip(ROLE_ORDER, ("#7f7f7f", "#1f77b4", "#d62728", "#ff7f0e", "#2ca02c"), strict=True))
+_OTHER_ROLE_COLOR = "#9467bd"
 #: a population up to this size is drawn and tabled whole; a larger one as its focus (see ``focus``)
 FULL_TABLE_MAX_AGENTS = 12
 #: at most this many support members are named (most mass first); the rest are counted
@@ -61,26 +56,30 @@ class Focus:
     support: list[int]  #: meta-strategy mass >= SUPPORT_MIN_MASS, most mass first (at most MAX_SUPPORT_SHOWN)
     newest: list[int]  #: each learner's newest snapshot (``<learner>-v<k>`` with the largest k)
     support_size: int  #: all members in the support, including those not shown
+    handover: tuple[int, ...] = ()  #: the best main agent so far, the newest main's worst opponents
 
     @property
     def members(self) -> list[int]:
         """The union, grouped in role blocks (``ROLE_ORDER``), population order within a block."""
         return role_ordered(self.roles, sorted({*self.baselines, *self.support, *self.newest}))
 
+    @property
+    def tabled(self) -> list[int]:
+        """The members and the handover: the tables' rows (the charts, kept legible, show ``members``)."""
+        return role_ordered(self.roles, sorted({*self.members, *self.handover}))
+
 
 def focus(snapshot: PayoffSnapshot) -> Focus:
-    """Baselines, the meta-strategy's support and each learner's newest snapshot of ``snapshot``."""
-    in_support = [
-        i
-        for i in np.argsort(-snapshot.meta_strategy, kind="stable")
-        if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS
-    ]
+    """Baselines, the meta-strategy's support, each learner's newest snapshot; the handover for tables."""
+    order = np.argsort(-snapshot.meta_strategy, kind="stable")
+    in_support = [i for i in order if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS]
     return Focus(
         roles=tuple(snapshot.roles),
         baselines=[i for i, r in enumerate(snapshot.roles) if r == "baseline"],
         support=[int(i) for i in in_support[:MAX_SUPPORT_SHOWN]],
         newest=newest_snapshots(snapshot.agent_ids, snapshot.roles),
         support_size=len(in_support),
+        handover=tuple(handover_focus(snapshot)),
     )
 
 
@@ -106,11 +105,11 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
     when the snapshot has one), ``– (0)`` where never played.
 
     A population of more than ``FULL_TABLE_MAX_AGENTS`` is shown as its focus (:func:`focus`:
-    baselines, the meta-strategy's support, each learner's newest snapshot) unless ``full`` is true; the table
+    baselines, the meta-strategy's support, each learner's newest snapshot, the handover) unless ``full`` is true; the table
     says so and where the whole one is. The diagonal is ``0.500 (0)``: a member against itself is
     an even game by definition, never played.
     """
-    shown = list(range(snapshot.size)) if _show_full(snapshot, full) else focus(snapshot).members
+    shown = list(range(snapshot.size)) if _show_full(snapshot, full) else focus(snapshot).tabled
     ids = [_escape(snapshot.agent_ids[i]) for i in shown]
     has_ci = snapshot.ci_low is not None and snapshot.ci_high is not None
     lines = [
@@ -121,8 +120,8 @@ def payoff_markdown(snapshot: PayoffSnapshot, *, full: bool | None = None) -> st
     ]
     if len(shown) < snapshot.size:
         lines += [
-            f"Showing {len(shown)} of {snapshot.size} members: the baselines, the meta-strategy's support and each "
-            "learner's newest snapshot. The whole table: `python main.py report RUN_DIR --full` "
+            f"Showing {len(shown)} of {snapshot.size} members: the baselines, the meta-strategy's support, each "
+            "learner's newest snapshot and what the run hands over. The whole table: `python main.py report RUN_DIR --full` "
             f"(or `--csv FILE`), and `payoff/gen_{snapshot.generation:04d}.json` in the run directory.",
             "",
         ]
@@ -147,7 +146,7 @@ def payoff_text(snapshot: PayoffSnapshot, *, max_members: int | None = None, wid
     ``max_members`` of them, and no more than fit rows of ``width`` characters (each learner's
     newest snapshot first, then the baselines, then the meta-strategy support by mass), grouped in
     role blocks. The meta-strategy line accounts for the whole mixture."""
-    chosen = list(range(snapshot.size)) if snapshot.size <= FULL_TABLE_MAX_AGENTS else focus(snapshot).members
+    chosen = list(range(snapshot.size)) if snapshot.size <= FULL_TABLE_MAX_AGENTS else focus(snapshot).tabled
     name = max([6, *(len(snapshot.agent_ids[i]) for i in chosen)])
     if width is not None:  # a row is 4 characters, the name, and 4 per column
         fits = max(1, (width - 5 - name) // _CELL_WIDTH)
@@ -189,11 +188,12 @@ _CELL_WIDTH = 4
 
 def _most_wanted(snapshot: PayoffSnapshot, indices: list[int]) -> list[int]:
     """``indices`` by how much a reader wants them: each learner's newest snapshot (main agents
-    first), then the baselines, then the rest by meta-strategy mass."""
+    first), the handover (:class:`Focus`), the baselines, the rest by meta-strategy mass."""
     newest = newest_snapshots(snapshot.agent_ids, snapshot.roles)
     main_first = sorted(newest, key=lambda i: (snapshot.roles[i] != "main_agent", i))
+    wanted = [*main_first, *handover_focus(snapshot)]
     by_mass = sorted(indices, key=lambda i: (snapshot.roles[i] != "baseline", -snapshot.meta_strategy[i], i))
-    return list(dict.fromkeys([*(i for i in main_first if i in indices), *by_mass]))
+    return list(dict.fromkeys([*(i for i in wanted if i in indices), *by_mass]))
 
 
 def _short_cell(snapshot: PayoffSnapshot, i: int, j: int) -> str:

@@ -21,282 +21,61 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 import numpy as np
 
 from light_league.errors import CorruptFileError
 from light_league.game_theory.elo import Z95
 from light_league.game_theory.uncertainty import Stability
-from light_league.tracking.logger import PayoffSnapshot, cell
-from light_league.types import TrainingTask, newest_snapshots
-from light_league.utils.checks import is_int, is_num
+from light_league.tracking.logger import PayoffSnapshot
+from light_league.tracking.record_entries import (
+    NOT_EMPTY,
+    BestEntry,
+    Check,
+    Interval,
+    Member,
+    MetaStability,
+    NewestEntry,
+    ProbeReading,
+    TaskRecord,
+    _best,
+    _ids,
+    _intervals,
+    _ints,
+    _member,
+    _meta_stability,
+    _newest,
+    _numbers,
+    _objects,
+    _optional_int,
+    _optional_number,
+    _optional_numbers,
+    _optional_text,
+    _plain,
+    _probe_readings,
+    _task,
+    _text,
+    left_out,
+    newest_entries,
+    ranking_fields,
+)
+from light_league.types import TrainingTask
+from light_league.utils.checks import is_int
+
+__all__ = [
+    "GENERATIONS_FILE",
+    "BestEntry",
+    "GenerationRecord",
+    "Member",
+    "MetaStability",
+    "NewestEntry",
+    "ProbeReading",
+    "TaskRecord",
+    "newest_entries",
+]
 
 GENERATIONS_FILE = "generations.jsonl"
-
-Check = Callable[[Any], bool]
-Interval = tuple[float, float]
-
-
-# ---------------------------------------------------------------------------- value checks
-
-
-def _optional_number(value: Any) -> bool:
-    return value is None or is_num(value)
-
-
-def _optional_int(value: Any) -> bool:
-    return value is None or is_int(value)
-
-
-def _optional_text(value: Any) -> bool:
-    return value is None or isinstance(value, str)
-
-
-def _text(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def _numbers(value: Any) -> bool:
-    return isinstance(value, dict) and all(is_num(v) for v in value.values())
-
-
-def _ints(value: Any) -> bool:
-    return isinstance(value, dict) and all(is_int(v) for v in value.values())
-
-
-def _optional_numbers(value: Any) -> bool:
-    return value is None or _numbers(value)
-
-
-def _interval(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, list) and len(value) == 2 and all(_optional_number(v) for v in value)
-    )
-
-
-def _intervals(value: Any) -> bool:
-    return isinstance(value, dict) and all(v is not None and _interval(v) for v in value.values())
-
-
-def _objects(value: Any, valid: Check) -> bool:
-    return isinstance(value, list) and all(isinstance(v, dict) and valid(v) for v in value)
-
-
-def _fields_valid(value: Mapping[str, Any], checks: Mapping[str, Check]) -> bool:
-    """Every key of ``checks`` that ``value`` has passes its check (absent keys are not checked)."""
-    return all(check(value[key]) for key, check in checks.items() if key in value)
-
-
-def _interval_or_none(value: Any) -> Interval | None:
-    return None if value is None else (value[0], value[1])
-
-
-# ---------------------------------------------------------------------------- the entries
-
-
-class _Entry:
-    """An entry of a record, written as a JSON object of its fields in order; read from one (its
-    fields checked by the record): an absent key takes the field's default, a ``[low, high]``
-    interval becomes a tuple."""
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-        return cls(**{f.name: _entry_value(str(f.type), data[f.name]) for f in fields if f.name in data})
-
-    def to_json(self) -> dict[str, Any]:
-        out = _plain(self)
-        assert isinstance(out, dict)
-        return out
-
-
-def _entry_value(annotation: str, value: Any) -> Any:
-    if annotation.startswith("Interval") and isinstance(value, list):
-        return _interval_or_none(value)
-    return dict(value) if isinstance(value, dict) else value
-
-
-@dataclass(frozen=True, kw_only=True)
-class Member(_Entry):
-    """A member of the population (an entry of ``population``)."""
-
-    id: str
-    """Its id: a snapshot ``<learner>-v<k>`` or a baseline's name."""
-    role: str
-    """Its role label (``main_agent``, ``main_exploiter``, ``league_exploiter``, ``best_response``,
-    a plugin role's label, or ``baseline``)."""
-
-
-def _member(value: Mapping[str, Any]) -> bool:
-    return isinstance(value.get("id"), str) and isinstance(value.get("role"), str)
-
-
-@dataclass(frozen=True, kw_only=True)
-class MetaStability(_Entry):
-    """How far the meta-strategy moves when the payoff table is redrawn from its posterior."""
-
-    tv_mean: float
-    """Mean total-variation distance between the draws' mixtures and the meta-strategy."""
-    draws: int
-    """Tables drawn and solved (fewer than ``league.meta_stability_draws`` when
-    ``league.meta_stability_max_s`` ran out)."""
-    support: Mapping[str, float]
-    """``{id: share}``: the share of draws in which each member has mass of at least 0.001."""
-
-    @classmethod
-    def of(cls, stability: Stability, ids: Sequence[str]) -> MetaStability:
-        support = dict(zip(ids, [round(p, 4) for p in stability.support.tolist()]))
-        return cls(tv_mean=round(stability.tv_mean, 6), draws=stability.draws, support=support)
-
-
-def _meta_stability(value: Any) -> bool:
-    return (
-        value is None
-        or isinstance(value, dict)
-        and (is_num(value.get("tv_mean")) and is_int(value.get("draws")) and _numbers(value.get("support")))
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class TaskRecord(_Entry):
-    """One training task of the generation (an entry of ``tasks``)."""
-
-    learner: str
-    """The learner that trained."""
-    role: str
-    """Its role label."""
-    weighting: str
-    """How its opponents were chosen, e.g. ``pfsp_meta``, ``meta_strategy`` (PSRO) or
-    ``pfsp(fallback:no_meta_strategy)``."""
-    env_steps: int
-    """Environment steps it trained in this generation."""
-    opponents: Mapping[str, float]
-    """``{id: probability}``: the task's opponent distribution."""
-    info: Mapping[str, Any] = field(default_factory=dict)
-    """The scheduler's notes on the task: for the ``league`` scheduler ``{"branches": {branch:
-    mass}, "fallbacks": [...]}``, with ``"meta_mass": {branch: share}`` (the share of the
-    meta-strategy's mass on the members a meta-weighted branch chose among) and ``"excluded": {id:
-    reason}`` where they apply (docs/league.md); for ``psro`` with two populations ``{"seat": s}``."""
-
-
-def _task(value: Mapping[str, Any]) -> bool:
-    checks = {"learner": _text, "role": _text, "weighting": _text, "env_steps": is_int}
-    return (
-        all(check(value.get(key)) for key, check in checks.items())
-        and _numbers(value.get("opponents"))
-        and isinstance(value.get("info", {}), dict)
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ProbeReading(_Entry):
-    """What the record keeps of one probe (a value of ``probe``; the whole reading is in
-    ``RUN_DIR/exploit/<target>_gen<G>.json``)."""
-
-    generation: int | None = None
-    """The generation whose target the probe played."""
-    env_steps: int | None = None
-    """Environment steps the probe trained."""
-    games: int | None = None
-    """Games the reading was measured over."""
-    payoff: float | None = None
-    """The probe's mean payoff per game against the target."""
-    payoff_ci95: Interval | None = None
-    """Its 95% interval."""
-    win_rate: float | None = None
-    """The probe's win rate (wins + draws / 2) against the target; null where the env has no win
-    or loss."""
-    win_rate_ci95: Interval | None = None
-    """Its 95% interval."""
-    best_response_payoff: float | None = None
-    """The exact best response's mean payoff against the target (poker only)."""
-
-
-def _probe_readings(value: Any) -> bool:
-    """``{target: reading}`` with each reading's numbers, intervals and counts of their types."""
-    checks: dict[str, Check] = {
-        **dict.fromkeys(("win_rate", "payoff", "best_response_payoff"), _optional_number),
-        **dict.fromkeys(("win_rate_ci95", "payoff_ci95"), _interval),
-        **dict.fromkeys(("generation", "env_steps", "games"), _optional_int),
-    }
-    return isinstance(value, dict) and all(
-        isinstance(reading, dict) and _fields_valid(reading, checks) for reading in value.values()
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class NewestEntry(_Entry):
-    """A learner's newest snapshot (an entry of ``newest``); the console and ``report`` show it."""
-
-    learner: str | None = None
-    """The learner, e.g. ``main_agent_0``."""
-    id: str
-    """Its newest snapshot, e.g. ``main_agent_0-v23``."""
-    role: str | None = None
-    """Its role label."""
-    rating: float | None = None
-    """The snapshot's rating."""
-    rating_ci95: Interval | None = None
-    """That rating's 95% interval."""
-    meta_strategy: float | None = None
-    """Its mass in the meta-strategy."""
-    baseline: str | None = None
-    """The strongest baseline (highest rating); null without baselines."""
-    win_rate: float | None = None
-    """The snapshot's mean outcome against that baseline; null if never played."""
-    win_rate_ci95: Interval | None = None
-    """That cell's 95% interval."""
-    games: int | None = None
-    """The games behind ``win_rate``."""
-
-
-def _newest(value: Mapping[str, Any]) -> bool:
-    checks: dict[str, Check] = {
-        **dict.fromkeys(("rating", "elo", "meta_strategy", "nash", "win_rate"), _optional_number),
-        **dict.fromkeys(("rating_ci95", "win_rate_ci95"), _interval),
-        **dict.fromkeys(("learner", "role", "baseline"), _optional_text),
-        "games": _optional_int,
-    }
-    return isinstance(value.get("id"), str) and _fields_valid(value, checks)
-
-
-def newest_entries(
-    snapshot: PayoffSnapshot,
-    ratings: Mapping[str, float],
-    intervals: Mapping[str, Sequence[float]] | None = None,
-) -> tuple[NewestEntry, ...]:
-    """Each learner's newest snapshot with its rating (and its 95% interval from ``intervals``),
-    meta-strategy mass and mean outcome against the strongest baseline (the baseline with the
-    highest rating), with the games behind it and its interval."""
-    baselines = [i for i, r in enumerate(snapshot.roles) if r == "baseline"]
-    best = max(baselines, key=lambda i: ratings.get(snapshot.agent_ids[i], float("-inf")), default=None)
-    order = ("main_agent", "main_exploiter", "league_exploiter", "best_response")
-    indices = newest_snapshots(snapshot.agent_ids, snapshot.roles)
-    indices.sort(key=lambda i: order.index(snapshot.roles[i]) if snapshot.roles[i] in order else len(order))
-    entries = []
-    for i in indices:
-        agent = snapshot.agent_ids[i]
-        versus = None if best is None else cell(snapshot, i, best)
-        interval = (intervals or {}).get(agent)
-        entries.append(
-            NewestEntry(
-                learner=agent.rsplit("-v", 1)[0],
-                id=agent,
-                role=snapshot.roles[i],
-                rating=ratings.get(agent),
-                rating_ci95=None if interval is None else (float(interval[0]), float(interval[1])),
-                meta_strategy=round(float(snapshot.meta_strategy[i]), 6),
-                baseline=None if best is None else snapshot.agent_ids[best],
-                win_rate=None if versus is None else versus.win_rate,
-                win_rate_ci95=None
-                if versus is None or versus.ci95 is None
-                else _interval_or_none(versus.ci95),
-                games=0 if versus is None else versus.games,
-            )
-        )
-    return tuple(entries)
-
 
 # ---------------------------------------------------------------------------- the record
 
@@ -305,7 +84,8 @@ def _spec(
     check: Check, expected: str, *, written: str = "always", default: Any = None, factory: Any = None
 ) -> Any:
     """A record field: the check its JSON value must pass (``expected`` says what it must be),
-    and when it is written: ``always``, or ``when set`` (left out while None)."""
+    and when it is written: ``always``, ``when set`` (left out while None) or ``when not empty``
+    (left out while empty)."""
     metadata = {"check": check, "expected": expected, "written": written}
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
@@ -402,6 +182,31 @@ class GenerationRecord:
         factory=tuple,
     )
     """Each learner's newest snapshot (see *newest* below)."""
+    reference: str | None = _spec(_optional_text, "a member id", written="when set")
+    """The run's reference opponent (``evaluation.reference``, else the one its env declares where
+    it is a baseline of the run, else the baseline the env rates highest): every "vs baseline" figure (``newest[].win_rate``,
+    ``best_main.win_rate``, the headline curve) is against it, in every generation; null without
+    one (and in records written before it: their ``newest[].baseline`` is the strongest baseline of
+    each generation)."""
+    best_main: BestEntry | None = _spec(
+        _best, "a {id, worst_opponent, worst_win_rate, ...} object", written="when set"
+    )
+    """The best main agent so far, judged against the reference set (see *best_main* below); in
+    runs with a main agent and a baseline or an exploiter."""
+    ranking: tuple[str, ...] = _spec(_ids, "a list of member ids", written=NOT_EMPTY, factory=tuple)
+    """The members best first: the leaderboard's order (Nash clustering, then Nash averaging;
+    docs/league.md, "The leaderboard: who is best"); absent while a cell of the payoff table is
+    unplayed and in records written before it (``report`` ranks those from the payoff table)."""
+    ranking_layer: Mapping[str, int] = _spec(
+        _ints, "an object of integers by member id", written=NOT_EMPTY, factory=dict
+    )
+    """``{id: layer}``: the Nash-clustering layer (from 1) of the members the layers placed."""
+    nash_average: Mapping[str, float] = _spec(_numbers, _BY_ID, written=NOT_EMPTY, factory=dict)
+    """``{id: win rate}``: each member's expected win rate against the population's Nash mixture
+    (Nash averaging), which orders the members below the layers."""
+    ranking_note: str | None = _spec(_optional_text, "a line of text", written="when set")
+    """Why the top ten of ``ranking`` do not each beat every member below them at least 0.5 (the
+    cycle, named); absent when they do."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Keys this version does not know (a newer version's): kept, and written back last."""
 
@@ -421,11 +226,11 @@ class GenerationRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The line of ``generations.jsonl``: the keys in the order runs write them, the fields
-        written *when set* left out while None."""
+        written *when set* left out while None, those *when not empty* while empty."""
         out: dict[str, Any] = {}
         for spec in _record_fields():
             value = getattr(self, spec.name)
-            if value is None and spec.metadata["written"] == "when set":
+            if left_out(spec, value):
                 continue
             out[spec.name] = _plain(value)
         out.update(self.extra)
@@ -458,10 +263,11 @@ class GenerationRecord:
         snapshot: PayoffSnapshot,
         work: GenerationWork,
         measured: Measurements,
+        reference: str | None = None,
     ) -> GenerationRecord:
         """The record of a generation the runner has just completed, from the league's statistics
         (the AgentManager's ``LeagueStats``), its payoff snapshot, what was trained and timed
-        (``work``) and what was measured of its outputs."""
+        (``work``) and what was measured of its outputs; ``reference``: the run's reference opponent."""
         rating = {k: round(v, 2) for k, v in stats.rating.items()}
         rating_ci95 = {
             k: (
@@ -493,7 +299,10 @@ class GenerationRecord:
             if work.shared_effective_games is None
             else round(work.shared_effective_games, 1),
             **measured.fields(),
-            newest=newest_entries(snapshot, rating, rating_ci95),
+            newest=newest_entries(snapshot, rating, rating_ci95, reference=reference),
+            reference=reference,
+            best_main=BestEntry.of(snapshot, reference),
+            **ranking_fields(snapshot),
         )
 
 
@@ -505,23 +314,15 @@ PER_MEMBER_FIELDS = (
     "rating_ci95",
     "elo_sequential",
     "newest",
+    "ranking",
+    "ranking_layer",
+    "nash_average",
 )
 
 
 def _record_fields() -> tuple[dataclasses.Field[Any], ...]:
     """The record's JSON fields, in the order they are written (``extra`` aside)."""
     return tuple(f for f in dataclasses.fields(GenerationRecord) if f.name != "extra")
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON holds it: entries as objects (their fields in order), tuples as lists."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
 
 
 def _same(value: Any) -> Any:
@@ -536,6 +337,8 @@ _READ: dict[str, Callable[[Any], Any]] = {
     "tasks": lambda v: tuple(TaskRecord.from_json(t) for t in v),
     "probe": lambda v: None if v is None else {k: ProbeReading.from_json(r) for k, r in v.items()},
     "newest": lambda v: tuple(NewestEntry.from_json(e) for e in v),
+    "best_main": lambda v: None if v is None else BestEntry.from_json(v),
+    "ranking": tuple,
 }
 
 
@@ -746,6 +549,13 @@ def latest_probes(lines: Iterable[Any]) -> dict[str, ProbeReading]:
         if isinstance(probe, dict):
             latest.update({k: ProbeReading.from_json(v) for k, v in probe.items() if isinstance(v, dict)})
     return latest
+
+
+def latest_reference(lines: Iterable[Any]) -> str | None:
+    """The reference opponent the latest line of ``generations.jsonl`` that names one names
+    (None when none does): what a resumed run keeps."""
+    named = [line.get("reference") for line in lines if isinstance(line, dict)]
+    return next((str(r) for r in reversed(named) if isinstance(r, str) and r), None)
 
 
 def probe_history(records: Iterable[GenerationRecord]) -> list[tuple[str, ProbeReading]]:

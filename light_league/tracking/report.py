@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 
 from light_league.errors import ConfigError, CorruptFileError, LeagueError
-from light_league.tracking.console import (
-    anchor_text,
-    fraction,
-    headline,
+from light_league.tracking.console import headline, metrics_line, newest_rows
+from light_league.tracking.formats import fraction
+from light_league.tracking.leaderboard import (
+    handover_lines,
     leaderboard,
-    member_rating,
-    metrics_line,
-    newest_rows,
+    markdown_rows,
+    order_check,
+    order_text,
+    with_ranking,
 )
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.payoff_render import payoff_cells_csv, payoff_csv, payoff_markdown, payoff_text
@@ -101,8 +102,9 @@ REPORT_TOP = 10
 
 
 def _over_snapshot(snapshot: PayoffSnapshot, record: GenerationRecord | None) -> GenerationRecord:
-    """The record's numbers over the snapshot's members (the record may be missing)."""
-    return dataclasses.replace(
+    """The record's numbers over the snapshot's members (the record may be missing), ranked from
+    the payoff table where the record has no ranking."""
+    over = dataclasses.replace(
         record or GenerationRecord(generation=snapshot.generation),
         generation=snapshot.generation,
         population=tuple(
@@ -110,31 +112,26 @@ def _over_snapshot(snapshot: PayoffSnapshot, record: GenerationRecord | None) ->
         ),
         meta_strategy=dict(zip(snapshot.agent_ids, map(float, snapshot.meta_strategy), strict=True)),
     )
+    return with_ranking(over, snapshot)
 
 
 def _leaderboard_text(stats: GenerationRecord, top: int | None) -> list[str]:
     board = leaderboard(stats)
     shown = board if top is None else board[:top]
-    anchor = anchor_text(stats)
-    lines = [
-        "Rating: Elo fitted to every evaluation game"
-        + (f", {anchor}" if anchor else "")
-        + ", ± its 95% interval. One number cannot show cycles (a member can beat a strong "
-        "baseline and lose to a weaker one): the payoff table below shows them.",
-        "",
-        "| # | member | role | rating | meta-strategy mass |",
-        "|---:|---|---|---:|---:|",
-    ]
-    lines += [
-        f"| {r} | {a} | {role} | {member_rating(stats, a)} | {fraction(n)} |" for r, a, role, _, n in shown
-    ]
+    lines = [order_text(stats), ""]
+    if order_check(stats):
+        lines += [order_check(stats), ""]
+    lines += markdown_rows(stats, shown)
     if len(shown) < len(board):
         rest = board[len(shown) :]
         lines += [
             "",
-            f"{len(rest)} more members hold meta-strategy mass {fraction(sum(row[4] for row in rest))} "
+            f"{len(rest)} more members hold meta-strategy mass {fraction(sum(row.meta for row in rest))} "
             f"(`--top {len(board)}` or `--full` lists them).",
         ]
+    handover = handover_lines(stats)
+    if handover:
+        lines += ["", *(f"- {line}" for line in handover)]
     return lines
 
 
@@ -271,27 +268,31 @@ def report(
 def report_json(run_dir: Path, *, generation: int | None = None) -> dict[str, Any]:
     """``main.py report RUN_DIR --json``: the same generation as :func:`report`, every member:
     ``run``, ``generation``, ``record`` (the line of ``generations.jsonl``, or null),
-    ``leaderboard`` (``rank``, ``member``, ``role``, ``rating``, ``rating_ci95``, ``meta_strategy``, best
-    first), ``payoff`` (the payoff snapshot as ``payoff/gen_XXXX.json`` holds it), ``probes`` and
+    ``leaderboard`` (``rank``, ``member``, ``role``, ``nash_average``, ``layer``, ``rating``,
+    ``rating_ci95``, ``meta_strategy``, in the leaderboard's order), ``ranking_note`` (the cycle at
+    its top, or null), ``payoff`` (the payoff snapshot as ``payoff/gen_XXXX.json`` holds it), ``probes`` and
     ``history`` (the records up to that generation, without their per-member fields)."""
     snapshot, record, upto = _read(run_dir, generation)
     stats = _over_snapshot(snapshot, record)
     board = [
         {
-            "rank": r,
-            "member": a,
-            "role": role,
-            "rating": elo,
-            "rating_ci95": None if (interval := stats.rating_ci95.get(a)) is None else list(interval),
-            "meta_strategy": n,
+            "rank": row.rank,
+            "member": row.agent,
+            "role": row.role,
+            "nash_average": row.nash_average,
+            "layer": stats.ranking_layer.get(row.agent),
+            "rating": row.rating,
+            "rating_ci95": None if (interval := stats.rating_ci95.get(row.agent)) is None else list(interval),
+            "meta_strategy": row.meta,
         }
-        for r, a, role, elo, n in leaderboard(stats)
+        for row in leaderboard(stats)
     ]
     return {
         "run": str(run_dir),
         "generation": snapshot.generation,
         "record": None if record is None else record.to_json(),
         "leaderboard": board,
+        "ranking_note": stats.ranking_note,
         "payoff": snapshot.to_json(),
         "probes": [{"target": target, **reading.to_json()} for target, reading in probe_history(upto)],
         "history": [r.summary_json() for r in upto],

@@ -94,6 +94,8 @@ def test_scalars_open_on_the_headline_and_are_documented(run_dir: Path) -> None:
         "headline/main_agent_0/rating_low",
         "headline/main_agent_0/win_rate/random",
         "headline/main_agent_0/win_rate/nash",
+        "headline/main_agent_0/reference_win_rate",  # nash: the baseline rps rates highest
+        "headline/main_agent_0/reference_win_rate_low",
     ):
         assert key in keys
         assert [e.step for e in acc.Scalars(key)] == [0, 1, 2]
@@ -101,9 +103,13 @@ def test_scalars_open_on_the_headline_and_are_documented(run_dir: Path) -> None:
     assert not any(k.startswith(("rating/", "elo_sequential/", "nash/", "support/")) for k in keys)
     assert undocumented_keys(keys, ROOT / "docs" / "metrics.md") == []
     (*_, layout) = acc.Tensors(LAYOUT_TAG)
-    first = layout_pb2.Layout.FromString(layout.tensor_proto.string_val[0]).category[0]
-    assert first.title == "rating of the newest main agent" and not first.closed
-    assert first.chart[0].margin.series[0].value == "headline/main_agent_0/rating"
+    first, second = layout_pb2.Layout.FromString(layout.tensor_proto.string_val[0]).category[:2]
+    assert first.title == "against the reference opponent: the newest and the best main agent"
+    assert first.chart[1].margin.series[0].value == "headline/main_agent_0/reference_win_rate"
+    assert second.title == "rating of the newest main agent" and not second.closed
+    assert second.chart[0].margin.series[0].value == "headline/main_agent_0/rating"
+    last = json.loads((run_dir / "generations.jsonl").read_text().splitlines()[-1])
+    assert last["reference"] == "nash" and {e["baseline"] for e in last["newest"]} == {"nash"}
 
 
 def test_payoff_tables_are_saved_as_json_and_npy(run_dir: Path) -> None:
@@ -202,8 +208,9 @@ def test_the_rating_agrees_with_an_independent_fit_everywhere_it_is_shown(
     final = console.split("run stopped:")[1]
     roles = {m["id"]: m["role"] for m in last["population"]}
     for agent, text in shown.items():
-        row = f"| {agent} | {roles[agent]} | {text} |"
-        assert row in board and row in report
+        for table in (board, report):  # | # | member | role | layer | vs Nash | rating | meta |
+            (row,) = [line for line in table.splitlines() if f"| {agent} | {roles[agent]} | " in line]
+            assert row.split(" | ")[5] == text
         assert text in final or agent not in final  # the final summary shows the top 5
     main_agent = next(e for e in last["newest"] if e["role"] == "main_agent")["id"]
     (*_, event) = acc.Scalars("headline/main_agent_0/rating")
@@ -224,4 +231,5 @@ def test_the_console_opens_on_the_run_and_closes_with_a_summary(watched: tuple[P
     assert final[0].startswith("stop.max_generations=3 after 3 generations")
     assert "random = 800 held fixed" in final[1]
     versus = [line.split() for line in final if line.startswith("     ")]
-    assert [v[0] for v in versus] == ["random", "nash"] and all(v[-1].startswith("(") for v in versus)
+    assert [v[0] for v in versus] == ["random", "nash"] and all(v[4].startswith("(") for v in versus)
+    assert " ".join(versus[1][5:]) == "the reference opponent"

@@ -10,15 +10,13 @@ import pytest
 from light_league.tracking.config import LoggingConfig
 from light_league.tracking.console import (
     Console,
-    final_lines,
     headline,
-    leaderboard,
-    leaderboard_markdown,
     metrics_line,
     quiet_line,
     start_line,
     summary_lines,
 )
+from light_league.tracking.leaderboard import final_lines, leaderboard, leaderboard_markdown
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.record import GenerationRecord
 
@@ -62,11 +60,11 @@ def console(mode: str, **overrides: Any) -> tuple[Console, io.StringIO]:
     return Console(LoggingConfig(console=mode, **overrides), file=out), out
 
 
-def test_leaderboard_orders_by_rating_then_meta_strategy_mass() -> None:
+def test_leaderboard_without_a_ranking_orders_by_rating_then_meta_strategy_mass() -> None:
     board = leaderboard(R(STATS))
     assert [row[1] for row in board] == ["main_0", "exp_0", "league_0", "random"]
-    assert board[0] == (1, "main_0", "main_agent", 1210.4, 0.5)
-    assert board[-1] == (4, "random", "baseline", 800.0, 0.0)
+    assert board[0] == (1, "main_0", "main_agent", 1210.4, 0.5, None, None)
+    assert board[-1] == (4, "random", "baseline", 800.0, 0.0, None, None)
     # a record written before the fitted rating has only the sequential "elo"
     old = {k: v for k, v in STATS.items() if k != "rating"} | {"elo": STATS["rating"]}
     assert leaderboard(R(old)) == board
@@ -197,10 +195,10 @@ def test_ratings_show_their_interval_and_the_anchor_is_named() -> None:
     lines = summary_lines(4, R(STATS))
     assert "main_0" in lines[2] and "1210 ± 40" in lines[2]
     random_row = next(line for line in lines if "random" in line)
-    assert random_row.split()[3] == "800" and "±" not in random_row  # the anchor: no interval
+    assert random_row.split()[5] == "800" and "±" not in random_row  # the anchor: no interval
     table = leaderboard_markdown(R(STATS | {"newest": NEWEST}), top_k=2)
-    assert "random = 800 held fixed" in table and "One number cannot show cycles" in table
-    assert "| 1 | main_0 | main_agent | 1210 ± 40 | 0.500 |" in table
+    assert "random = 800 held fixed" in table and "Ordered by rating" in table  # no ranking in STATS
+    assert "| 1 | main_0 | main_agent | - | - | 1210 ± 40 | 0.500 |" in table
     assert "2 more members hold meta-strategy mass 0.200." in table  # league_0 0.2, random 0
 
 

@@ -132,13 +132,16 @@ def test_a_built_record_is_written_as_the_runner_always_wrote_it() -> None:
     )
     probe = ProbeReading(generation=3, env_steps=100, games=10, payoff=0.5, payoff_ci95=(0.25, 0.75))
     measured = Measurements(meta_nash_conv=0.25, main_nash_conv=0.5, probe={"main": probe})
-    record = GenerationRecord.build(3, stats=league, snapshot=snapshot, work=work, measured=measured)
+    record = GenerationRecord.build(
+        3, stats=league, snapshot=snapshot, work=work, measured=measured, reference="random"
+    )
     written = record.to_json()
+    # no ranking while a cell of the table is unplayed
     assert list(written) == [
         "generation", "wall_s", "env_steps", "population", "meta_solver", "meta_strategy",
         "meta_entropy", "meta_stability", "rating", "rating_anchor", "rating_ci95", "elo_sequential",
         "diversity", "games", "tasks", "env_steps_per_s", "timings", "train_split_s",
-        "meta_nash_conv", "main_nash_conv", "probe", "newest",
+        "meta_nash_conv", "main_nash_conv", "probe", "newest", "reference", "best_main",
     ]  # fmt: skip
     assert written["wall_s"] == 12.346 and written["meta_strategy"]["main_agent_0-v0"] == 0.333333
     assert written["meta_stability"] == {
@@ -178,6 +181,18 @@ def test_a_built_record_is_written_as_the_runner_always_wrote_it() -> None:
             "win_rate": None,
             "win_rate_ci95": None,
             "games": 0,
+            "worst_opponents": {"main_agent_0-v0": 0.6},  # the unplayed cell left out
         }
     ]
+    # v1 has not played random (the reference set): v0, which beats it 0.75, is the best so far
+    assert written["best_main"] == {
+        "id": "main_agent_0-v0",
+        "worst_opponent": "random",
+        "worst_win_rate": 0.75,
+        "mean_win_rate": 0.75,
+        "references": 1,
+        "win_rate": 0.75,
+        "win_rate_ci95": None,
+        "games": 8,
+    }
     assert GenerationRecord.from_json(json.loads(compact(written))) == record

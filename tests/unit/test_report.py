@@ -78,7 +78,8 @@ def test_report_shows_the_leaderboard_by_rating_and_the_latest_table(run_dir: Pa
     text = report(run_dir)
     latest = synthetic_snapshot(2)
     assert leaderboard_agents(text) == list(reversed(latest.agent_ids))
-    assert "| 1 | agent_4 | baseline | 1100 |" in text
+    assert "| 1 | agent_4 | baseline | - | - | 1100 |" in text  # a table with an unplayed cell: no ranking
+    assert "Ordered by rating: Elo fitted to every evaluation game" in text
     assert "3,000 env steps" in text and "nash_conv 0.042" in text
     ids, rates = parse_payoff_text(text.split("## Payoff table")[1])
     assert sorted(ids) == sorted(latest.agent_ids)
@@ -113,7 +114,7 @@ def test_report_without_generation_records_still_shows_the_table(tmp_path: Path)
     assert sorted(leaderboard_agents(text)) == synthetic_snapshot(0).agent_ids
     board = text.split("## Leaderboard")[1].split("## ")[0]
     assert all(
-        row.split("|")[4].strip() == "-" for row in board.splitlines() if row[:3] in ("| 1", "| 2", "| 3")
+        row.split("|")[6].strip() == "-" for row in board.splitlines() if row[:3] in ("| 1", "| 2", "| 3")
     )
 
 
@@ -176,7 +177,7 @@ def test_report_of_a_large_league_shows_its_focus_and_the_whole_table_with_full(
     save_payoff_snapshot(tmp_path, snap)
     text = report(tmp_path)
     short = parse_payoff_text(text.split("## Payoff table")[1])[0]
-    assert short == [snap.agent_ids[i] for i in focus(snap).members]  # the focus fits 100 columns
+    assert short == [snap.agent_ids[i] for i in focus(snap).tabled]  # the focus fits 100 columns
     assert len(parse_payoff_text(report(tmp_path, top=4).split("## Payoff table")[1])[0]) == 4
     assert max(len(line) for line in text.splitlines()) <= REPORT_WIDTH
     assert parse_payoff_markdown(report(tmp_path, full=True).split("## Payoff table")[1])[0] == snap.agent_ids
@@ -188,7 +189,7 @@ def test_report_shows_each_learners_newest_snapshot_of_the_record(tmp_path: Path
     elo = {a: 1000.0 for a in snap.agent_ids} | {"scripted_l5": 1400.0, "main_agent_0-v23": 1456.4}
     record = generation_record(snap) | {
         "elo": elo,
-        "newest": [e.to_json() for e in newest_entries(snap, elo)],
+        "newest": [e.to_json() for e in newest_entries(snap, elo, reference="scripted_l5")],
     }
     (tmp_path / "generations.jsonl").write_text(json.dumps(record) + "\n")
     section = report(tmp_path).split("## Each learner's newest snapshot")[1].split("## ")[0]

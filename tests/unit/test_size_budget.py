@@ -25,7 +25,6 @@ MODULE_EXCEPTIONS = {
     "light_league/rollout/episode.py": 620,
     "light_league/build.py": 645,
     "light_league/scheduling/alphastar.py": 631,
-    "light_league/tracking/console.py": 601,
     "light_league/tracking/payoff_render.py": 575,
     "light_league/algorithms/mappo/policy.py": 557,
 }

@@ -24,7 +24,7 @@ from test_tracking_tensorboard import METRICS_DOC, log_generations, runner_scala
 from light_league.errors import ConfigError
 from light_league.tracking.backends import build_logger
 from light_league.tracking.config import LoggingConfig, WandbConfig
-from light_league.tracking.console import leaderboard_markdown
+from light_league.tracking.leaderboard import leaderboard_markdown
 from light_league.tracking.logger import NullLogger, undocumented_keys
 from light_league.tracking.record import GenerationRecord
 from light_league.tracking.tensorboard_logger import TensorBoardLogger
@@ -135,7 +135,7 @@ def test_offline_run_records_the_same_scalar_keys(
         assert steps == [0, 1, 2], tag
     assert len(list(tmp_path.glob("wandb/offline-run-*/files/media/table/league/payoff_table*.json"))) == 3
     (board,) = tmp_path.glob("wandb/offline-run-*/files/media/html/league/leaderboard*.html")
-    assert "| 1 | a | main_agent | 1210 ± 40 | 0.000 |" in html.unescape(board.read_text())
+    assert "| 1 | a | main_agent | - | - | 1210 ± 40 | 0.000 |" in html.unescape(board.read_text())
 
 
 @pytest.mark.integration
