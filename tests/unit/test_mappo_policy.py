@@ -452,7 +452,7 @@ def test_snapshot_average_is_a_running_average_of_the_parameters_and_belongs_to_
         for k in params:
             expected[k] = expected[k] + max(rate, 1 / n) * (now[k] - expected[k])
     snapshot, now = learner.snapshot(), learner.get_weights()
-    assert snapshot is not None and snapshot.meta == learner.policy_meta()
+    assert snapshot is not None and snapshot.meta == {**learner.policy_meta(), "averaged": True}
     snap = snapshot.weights
     assert set(snap) == set(now)
     for k in snap:
