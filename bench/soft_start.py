@@ -51,7 +51,7 @@ def soft_start(env_name: str, temperature: float, warm: int) -> Iterator[float]:
     def start(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         distill(self._policy, every_state, epochs=DISTILL_EPOCHS, lr=3e-3, batch_size=len(obs), seed=0)
-        self._magnet.load_state_dict(self._policy.actor.state_dict())
+        self._magnet.net.load_state_dict(self._policy.actor.state_dict())
         self._initial_weights = self._policy.get_weights()
         nc = game_tree.nash_conv(env_name, self._policy)
         print(f"soft start: a learner distilled to NashConv {nc:.4f}", file=sys.stderr, flush=True)

@@ -118,7 +118,9 @@ class Sleeper:
     def run(self, seconds: float, stopped_s: float) -> str:
         time.sleep(seconds / 2)
         subprocess.Popen(["sh", "-c", f"sleep {stopped_s}; kill -CONT {os.getpid()}"])
-        os.kill(os.getpid(), signal.SIGTSTP)  # the default action stops the process
+        # SIGSTOP stops the process as Ctrl-Z (SIGTSTP) does, also where SIGTSTP is discarded: in an
+        # orphaned process group, e.g. a test run started in the background of a script
+        os.kill(os.getpid(), signal.SIGSTOP)
         time.sleep(seconds / 2)
         return "done"
 
@@ -145,7 +147,7 @@ def test_a_call_of_a_process_stopped_longer_than_the_call_timeout_goes_on_ray(ra
         assert executor.call(waiter, "ready") == "up"
         future = executor.submit(waiter, "wait", 0.6)
         subprocess.Popen(["sh", "-c", f"sleep 3; kill -CONT {os.getpid()}"])
-        os.kill(os.getpid(), signal.SIGTSTP)  # the driver stopped while its call runs
+        os.kill(os.getpid(), signal.SIGSTOP)  # the driver stopped while its call runs (as by Ctrl-Z)
         assert future.result() == "waited"  # before: CallTimeout the moment it was continued
     finally:
         executor.shutdown()

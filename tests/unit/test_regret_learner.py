@@ -108,12 +108,11 @@ def test_the_average_strategy_approaches_the_equilibrium_of_a_matrix_game() -> N
     moving, the average strategy's exploitability falls well below uniform play's (1/3) and a
     pure strategy's (1 or 2)."""
     loop = EpisodeLoop(envs.make_batched("biased_rps", 128), seed=0)
-    config = SMALL.model_copy(update={"estimator": "corrected", "lr": 0.003})
-    learner = RegretLearner(loop.spec, config, seed=0)
+    learner = RegretLearner(loop.spec, SMALL, seed=0)  # the defaults: corrected estimates, lr 3e-3
     readings = []
-    for it in range(1, 251):
+    for it in range(1, 151):  # seeds 0-2 read 0.099-0.128 after 150 iterations, 0.64-0.72 after 25
         learner.update(self_play(learner, loop, 1))
-        if it in (25, 250):
+        if it in (25, 150):
             readings.append(exploitability(average_strategy(learner), "biased_rps"))
     assert readings[1] < 0.2
     assert readings[1] < readings[0]

@@ -151,7 +151,7 @@ def test_the_seed_fixes_the_games() -> None:
 def test_leduc_and_a_matrix_game() -> None:
     """Leduc (up to eight decisions a game, 936 information states) and biased RPS (both seats
     move at once): the estimates are near the exact values."""
-    leduc = shared("leduc_poker", 300_000)
+    leduc = shared("leduc_poker", 100_000)  # max error 0.011 here (0.012 with 300,000 games)
     members = [random_tabular("leduc_poker", k) for k in range(2)]
     values = leduc.values({"a": members[0], "b": members[1]})
     exact = ex.expected_payoff_matrix("leduc_poker", members, members)
