@@ -174,7 +174,9 @@ class Runner:
             snapshot: PayoffSnapshot | None = load_payoff_snapshot(self.run_dir.root, record.generation)
         except LeagueError:
             snapshot = None
-        self.console.final(final_lines(_explain(reason, self.config), record, snapshot))
+        self.console.final(
+            final_lines(_explain(reason, self.config), record, snapshot, run_dir=str(self.run_dir.root))
+        )
 
     def run_generation(self) -> dict[str, float]:
         """One generation, its five phases each timed; returns their seconds (``timing/<phase>_s``)."""

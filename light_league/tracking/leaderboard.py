@@ -175,11 +175,17 @@ def leaderboard_markdown(record: GenerationRecord, *, top_k: int = 10) -> str:
 
 
 def final_lines(
-    reason: str, record: GenerationRecord, snapshot: PayoffSnapshot | None, *, top_k: int = 5
+    reason: str,
+    record: GenerationRecord,
+    snapshot: PayoffSnapshot | None,
+    *,
+    top_k: int = 5,
+    run_dir: str = "RUN_DIR",
 ) -> list[str]:
     """The run's closing summary: why it stopped, the leaderboard's top, the best main agent so far
     and the newest one's worst opponents, and the newest main agent (each learner's newest snapshot
-    in a run without one) against each baseline, the reference opponent marked."""
+    in a run without one) against each baseline, the reference opponent marked; the last line
+    names the command that shows the whole table, with the run's directory."""
     record = with_ranking(record, snapshot)
     generations = record.generation + 1
     lines = [
@@ -193,7 +199,7 @@ def final_lines(
     lines += [line for line in (order_check(record), *handover_lines(record)) if line]
     if snapshot is not None:
         lines += _versus_lines(record, snapshot)
-    lines.append("who beats whom, cycles included: read the payoff table (main.py report RUN_DIR)")
+    lines.append(f"who beats whom, cycles included: read the payoff table (main.py report {run_dir})")
     return lines
 
 
