@@ -14,6 +14,7 @@ generation, and ``main.py report`` is run on it. Peak memory is the child's max 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -113,7 +114,11 @@ def inflate(run_dir: Path, megabytes: int) -> tuple[int, int]:
             out.write(tail)
     os.replace(tmp, log)
     state["matches_bytes"] = cut
-    state_file.write_text(json.dumps(state))
+    state_text = json.dumps(state) + "\n"
+    state_file.write_text(state_text)
+    # the checkpoint pointer holds state.json's checksum, as the run's own checkpoint writes it
+    latest["state_sha256"] = hashlib.sha256(state_text.encode("utf-8")).hexdigest()
+    (rd.checkpoint / "latest.json").write_text(json.dumps(latest, indent=2))
     return cut, lines
 
 
