@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import tempfile
 import threading
 import traceback
 from pathlib import Path
 from typing import Any
 
-from light_league.utils.text import printable
+from light_league.tracking.console import error_line
 
 EXIT_RUN_FAILED = 1
 
@@ -84,7 +83,7 @@ def resume_hint(root: Path) -> str:
 def say_once(line: str) -> None:
     """``line`` on stderr, unless this run's failure has been said already."""
     if said.acquire(blocking=False):
-        print(printable(line), file=sys.stderr, flush=True)
+        error_line(line)
 
 
 def one_line(exc: BaseException) -> str:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
 from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.algorithms.regret.config import RegretConfig
 from light_league.config_base import Section, validate_section
+
+S = TypeVar("S", bound=Section)
 
 
 class LearnerSection(Section):
@@ -59,21 +61,19 @@ class LearnerSection(Section):
 
     def mappo_for(self, role: str) -> MAPPOConfig:
         """The MAPPO config of a learner of ``role``: ``mappo`` with the role's fields replaced."""
-        changes = self._changes(role, "mappo")
-        if not changes:
-            return self.mappo
-        merged = merge_settings(self.mappo.model_dump(), changes)
-        config: MAPPOConfig = validate_section(MAPPOConfig, merged, path=f"learner.by_role.{role}")
-        return config
+        return self._section_for(role, "mappo", self.mappo)
 
     def regret_for(self, role: str) -> RegretConfig:
         """The regret-learner config of ``role``: ``regret`` with the role's fields replaced."""
-        changes = self._changes(role, "regret")
+        return self._section_for(role, "regret", self.regret)
+
+    def _section_for(self, role: str, kind: str, base: S) -> S:
+        """``base`` (the ``kind`` section) with ``role``'s fields replaced, validated as its class."""
+        changes = self._changes(role, kind)
         if not changes:
-            return self.regret
-        merged = merge_settings(self.regret.model_dump(), changes)
-        config: RegretConfig = validate_section(RegretConfig, merged, path=f"learner.by_role.{role}")
-        return config
+            return base
+        merged = merge_settings(base.model_dump(), changes)
+        return validate_section(type(base), merged, path=f"learner.by_role.{role}")
 
     def options_for(self, role: str) -> dict[str, Any]:
         """A plugin learner's options for ``role``: ``options`` with the role's fields replaced."""

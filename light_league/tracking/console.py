@@ -51,6 +51,14 @@ _NEWEST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
 )
 
 
+def error_line(line: str, file: TextIO | None = None) -> None:
+    """A failure's one line on stderr (or ``file``), flushed at once (the process may end next),
+    its control characters shown, not sent to the terminal."""
+    from light_league.utils.text import printable
+
+    print(printable(line), file=file if file is not None else sys.stderr, flush=True)
+
+
 def headline(generation: int, record: GenerationRecord) -> str:
     """``generation 3 · 5 agents · 1,200,000 env steps · 12,345 steps/s · 42.1 s``."""
     parts = [f"generation {generation}", f"{len(record.population)} agents"]
