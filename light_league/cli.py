@@ -167,11 +167,30 @@ def _report(ns: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
+def _members(ns: argparse.Namespace, command: str) -> tuple[str, str]:
+    """``ns.a`` and ``ns.b`` with ``best`` / ``newest`` replaced by the member ids they stand for."""
+    from light_league.run_reader import NAMED, RunReader
+
+    if ns.a not in NAMED and ns.b not in NAMED:
+        return ns.a, ns.b
+    run = RunReader(Path(ns.run_dir), list(ns.settings), command=command)
+    return run.member_name(ns.a), run.member_name(ns.b)
+
+
+def _shown(name: str, member: str) -> str:
+    """``best (main_agent_0-v9)`` where a name stood for a member, else the member id."""
+    return member if name == member else f"{name} ({member})"
+
+
+_PLAYER_HELP = (
+    "a member of the run, best (the best main agent so far), newest (the newest main-agent snapshot) "
+    "or a fixed policy of its env (random, scripted_l3 ...)"
+)
+
+
 def _eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir")
-    p.add_argument(
-        "a", metavar="A", help="a member of the run or a fixed policy of its env (random, scripted_l3 ...)"
-    )
+    p.add_argument("a", metavar="A", help=_PLAYER_HELP)
     p.add_argument("b", metavar="B", help="its opponent, the same kinds")
     p.add_argument("--games", type=int, default=200, help="fresh games, seats alternated (default: 200)")
     p.add_argument("--seed", type=int, default=0)
@@ -184,17 +203,18 @@ def _eval(ns: argparse.Namespace, argv: list[str]) -> int:
 
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
-    result = pit(Path(ns.run_dir), ns.a, ns.b, games=ns.games, seed=ns.seed, overrides=list(ns.settings))
+    a, b = _members(ns, "eval")
+    result = pit(Path(ns.run_dir), a, b, games=ns.games, seed=ns.seed, overrides=list(ns.settings))
     if ns.json:
-        print(json.dumps({"a": ns.a, "b": ns.b, "seed": ns.seed, **result.to_json()}, indent=2))
+        print(json.dumps({"a": a, "b": b, "seed": ns.seed, **result.to_json()}, indent=2))
     else:
-        print(pit_line(ns.a, ns.b, result, ns.seed))
+        print(printable(pit_line(_shown(ns.a, a), _shown(ns.b, b), result, ns.seed)))
     return 0
 
 
 def _watch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir")
-    p.add_argument("a", metavar="A", help="seat 0: a member of the run or a fixed policy of its env")
+    p.add_argument("a", metavar="A", help=f"seat 0: {_PLAYER_HELP}")
     p.add_argument("b", metavar="B", help="seat 1, the same kinds")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -211,16 +231,18 @@ def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
     if ns.seed < 0:
         raise LeagueError(f"--seed must be 0 or more, got {ns.seed}")
     out = Console(LoggingConfig(console="plain"), file=sys.stdout)
-    watch(
-        Path(ns.run_dir), ns.a, ns.b, seed=ns.seed, every=ns.every, console=out, overrides=list(ns.settings)
-    )
+    a, b = _members(ns, "watch")
+    watch(Path(ns.run_dir), a, b, seed=ns.seed, every=ns.every, console=out, overrides=list(ns.settings))
     return 0
 
 
 def _export_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = "Load it with torch alone: examples/exported_policy.py, docs/quickstart.md."
     p.add_argument("run_dir")
-    p.add_argument("member", help="a learner's snapshot, e.g. main_agent_0-v12")
+    p.add_argument(
+        "member",
+        help="a learner's snapshot, e.g. main_agent_0-v12, or best (the best main agent so far) or newest",
+    )
     p.add_argument(
         "--out",
         default=None,
@@ -257,7 +279,8 @@ def _exploit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--target",
         default="main",
-        help="main (the newest snapshot of each main agent), meta (the meta-strategy) or a member id",
+        help="main (the newest snapshot of each main agent), meta (the meta-strategy), best (the best main "
+        "agent so far, judged against the reference set), newest (the newest main-agent snapshot) or a member id",
     )
     p.add_argument("--generation", type=int, default=None, help="completed generation (default: the last)")
     p.add_argument("--env-steps", type=int, default=None, help="training budget (default: evaluation.probe)")

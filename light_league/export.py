@@ -110,6 +110,7 @@ def export_member(
     config = run.config
     make_env_spec(config)  # a bad env name or option is one line here
     members = run.members()
+    member = run.member_name(member)  # best / newest: the member they stand for
     if members.get(member) == "baseline":
         raise LeagueError(
             f"{member} is a fixed policy of env {config.env.name} (a baseline), not a trained network; "

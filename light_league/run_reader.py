@@ -6,6 +6,7 @@ is), so a running run can be read while it trains. Nothing here writes to the ru
 
     run = RunReader("runs/league_leduc-20261126-101500")
     target = run.target("main")                       # the newest main agent of the last generation
+    best = run.member_name("best")                    # the best main agent so far, e.g. main_agent_0-v9
     policies = run.policies(list(target.weights))     # member id -> Policy
     table = run.payoff(target.generation)             # that generation's PayoffSnapshot
     env = run.make_env(128)                           # 128 games of the run's env, its options applied
@@ -20,12 +21,18 @@ from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy
 from light_league.config import ExperimentConfig
 from light_league.errors import LeagueError, did_you_mean
-from light_league.evaluation.probe import TARGETS, ProbeTarget
+from light_league.evaluation.probe import ProbeTarget
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.record import GenerationRecord, read_generations
 from light_league.tracking.report import load_payoff_snapshot
 from light_league.trust import open_run_dir, stored_config
 from light_league.types import newest_main
+
+
+#: names that stand for a member (``RunReader.member_name``)
+NAMED = ("best", "newest")
+#: what ``RunReader.target`` takes besides a member id
+TARGETS = ("main", "meta", *NAMED)
 
 
 class RunReader:
@@ -92,13 +99,40 @@ class RunReader:
         config = self.config
         return envs.make_batched(config.env.name, num_envs, **config.env.options)
 
+    def member_name(self, name: str, generation: int | None = None) -> str:
+        """The member id that ``name`` stands for at ``generation`` (None: the last completed):
+        ``best`` is the best main agent so far (the record's ``best_main``, judged against the
+        reference set), ``newest`` the newest main-agent snapshot; any other name is returned as it
+        is."""
+        if name not in NAMED:
+            return name
+        record = self.record(generation)
+        gen = record.generation
+        if name == "best":
+            if record.best_main is None:
+                raise LeagueError(
+                    f"{self.root}: generation {gen} names no best main agent (it needs a main agent and a "
+                    "reference set of baselines or exploiters); pass a member id or newest"
+                )
+            return record.best_main.id
+        newest = list(newest_main(list(record.member_roles), list(record.member_roles.values())))
+        if len(newest) != 1:
+            raise LeagueError(
+                f"{self.root}: generation {gen} has {len(newest)} main agents"
+                f"{' (' + ', '.join(newest) + ')' if newest else ''}; pass one of their ids"
+            )
+        return newest[0]
+
     def target(self, name: str, generation: int | None = None) -> ProbeTarget:
         """``main`` (the newest snapshot of each main agent, equally weighted), ``meta`` (the
-        generation's meta-strategy) or one member id, at ``generation`` (None: the last completed)."""
+        generation's meta-strategy), ``best`` / ``newest`` (see ``member_name``) or one member id, at
+        ``generation`` (None: the last completed)."""
         record = self.record(generation)
         gen = record.generation
         members = record.member_roles
-        if name == "main":
+        if name in NAMED:
+            weights = {self.member_name(name, gen): 1.0}
+        elif name == "main":
             weights = newest_main(list(members), list(members.values()))
             if not weights:
                 raise LeagueError(
@@ -114,7 +148,7 @@ class RunReader:
         else:
             valid = [*TARGETS, *members]
             raise LeagueError(
-                f"unknown target {name!r}{did_you_mean(name, valid)}: use main, meta or a member id of "
+                f"unknown target {name!r}{did_you_mean(name, valid)}: use main, meta, best, newest or a member id of "
                 f"generation {gen} (e.g. {next(iter(members), 'main_agent_0-v1')})"
             )
         return ProbeTarget(name, gen, weights)

@@ -200,6 +200,11 @@ def final_lines(
     if snapshot is not None:
         lines += _versus_lines(record, snapshot)
     lines.append(f"who beats whom, cycles included: read the payoff table (main.py report {run_dir})")
+    if record.best_main is not None:
+        lines.append(
+            f"the best main agent by name ({record.best_main.id}): main.py export {run_dir} best, "
+            f"main.py exploit {run_dir} --target best, main.py eval {run_dir} best OPPONENT"
+        )
     return lines
 
 

@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from light_league.cli import main
+from light_league.errors import LeagueError
 from light_league.export import META_FILE
 from light_league.run_reader import RunReader
 
@@ -216,3 +217,32 @@ def test_export_of_a_baseline_or_an_unknown_member_is_one_line(
     )
     assert main(["export", run, "random", "--out", str(tmp_path / "x.pt2")]) == 2
     assert "is a fixed policy of env battalion (a baseline)" in capsys.readouterr().err
+
+
+def test_best_and_newest_name_the_members_the_record_names(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = checkout / "runs" / "demo"
+    run = str(run_dir)
+    reader = RunReader(run_dir)
+    record = reader.record()
+    assert record.best_main is not None
+    best, newest = record.best_main.id, reader.member_name("newest")
+    assert newest == max(
+        (m for m, r in record.member_roles.items() if r == "main_agent"), key=lambda m: int(m.split("-v")[1])
+    )
+    assert reader.member_name("best") == best and reader.member_name(MEMBER) == MEMBER
+    assert reader.target("best").weights == {best: 1.0}
+    capsys.readouterr()
+    assert main(["eval", run, "best", "newest", "--games", "4"]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith(f"best ({best}) against newest ({newest}) over 4 games")
+    assert main(["eval", run, "best", "random", "--games", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["a"] == best
+    out = tmp_path / "best.pt2"
+    assert main(["export", run, "best", "--out", str(out)]) == 0
+    extra = {META_FILE: ""}
+    torch.export.load(str(out), extra_files=extra)
+    assert json.loads(extra[META_FILE])["member"] == best
+    with pytest.raises(LeagueError, match="unknown target 'bset'; did you mean best"):
+        reader.target("bset")
