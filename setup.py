@@ -32,6 +32,8 @@ setup(
         # its PyTorch NFSP (bench/openspiel_nfsp.py, the neural peer) needs dm-tree
         "openspiel": ["open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0", "dm-tree>=0.1.8"],
         "wandb": ["wandb>=0.17"],
+        # PettingZoo's classic games (docs/plugins.md's pettingzoo.classic.rps_v2 example) import pygame
+        "pettingzoo": ["pettingzoo[classic]>=1.24"],
         # bench/rllib_comparison.py only (RLlib's PPO on OpenSpiel's kuhn_poker); not in "dev"
         "rllib": ["ray[rllib]>=2.40,<3", "open-spiel>=1.5"],
         "dev": [

@@ -326,11 +326,10 @@ def _board(ns: argparse.Namespace, argv: list[str]) -> int:
         if folder.is_run():
             open_run_dir(ns.run_dir, command="board")  # reads records and event files, no config
         check_run_records(folder.root)  # a damaged record is one line here, not in TensorBoard
-    print(
-        f"TensorBoard on {ns.run_dir} at {board_url(ns.host, ns.port)} (the headline curves; Ctrl-C stops it)",
-        file=sys.stderr,
+    headline = (
+        f"TensorBoard on {ns.run_dir} at {board_url(ns.host, ns.port)} (the headline curves; Ctrl-C stops it)"
     )
-    return board(Path(ns.run_dir), port=ns.port, host=ns.host)
+    return board(Path(ns.run_dir), port=ns.port, host=ns.host, headline=headline)
 
 
 def _run(ns: argparse.Namespace, args: list[str]) -> int:

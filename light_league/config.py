@@ -411,9 +411,27 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     check_size(raw, source or "overrides")
     try:
         cfg: ExperimentConfig = validate_section(ExperimentConfig, raw)
+        _resolve_scheduler(cfg)
     except ConfigError as exc:
         raise ConfigError(_blame(str(exc), path, list(overrides or []))) from None
     return cfg
+
+
+def _resolve_scheduler(cfg: ExperimentConfig) -> None:
+    """The ``scheduler`` section validated by the scheduler's own ``Config`` and written out with
+    every option's default, so that a misspelt option fails here, before a run starts anything,
+    and ``--print-config`` and ``config.yaml`` show what the scheduler runs with. A scheduler
+    named ``module:Class`` is left as written: its module is imported only when the run is built
+    (after ``--resume`` and the commands that read a run have checked it, docs/trust.md)."""
+    if ":" in cfg.scheduler_name:
+        return
+    from light_league.plugins import validate_options
+    from light_league.scheduling.registry import resolve_scheduler
+
+    options = validate_options(
+        resolve_scheduler(cfg.scheduler_name).Config, cfg.scheduler_options, path="scheduler"
+    )
+    cfg.scheduler = {"name": cfg.scheduler_name, **options.model_dump(mode="json")}
 
 
 def _switch_scheduler(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

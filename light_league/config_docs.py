@@ -95,7 +95,9 @@ def render() -> str:
         "",
         "`scheduler.name` picks the scheduler: a built-in name below, `package.module:ClassName`, or a",
         "name registered under the entry-point group `light_league.schedulers` (see docs/plugins.md).",
-        "The other keys of the section are that scheduler's own options:",
+        "The other keys of the section are that scheduler's own options, checked when the config is",
+        "loaded and filled in with their defaults (`--print-config` and `config.yaml` show them all; a",
+        "`package.module:ClassName` scheduler's are checked when the run is built, and kept as given):",
         "",
     ]
     for sname, cls in SCHEDULERS.items():

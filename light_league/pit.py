@@ -20,6 +20,7 @@ from light_league.errors import LeagueError, did_you_mean
 from light_league.rollout.head_to_head import HeadToHead, head_to_head
 from light_league.run_reader import RunReader
 from light_league.tracking.console import Console
+from light_league.utils.text import fixed
 
 
 def player(run: RunReader, name: str) -> Policy:
@@ -65,8 +66,9 @@ def pit_line(a: str, b: str, result: HeadToHead, seed: int) -> str:
     pay_low, pay_high = result.payoff_ci95
     return (
         f"{a} against {b} over {result.games:,} games (seats alternated, seed {seed}): win rate "
-        f"{result.score:.3f} [{low:.3f}, {high:.3f}] (95%), {result.wins:,} wins, {result.draws:,} draws, "
-        f"{result.losses:,} losses; payoff {result.payoff:.3f} [{pay_low:.3f}, {pay_high:.3f}] per game"
+        f"{fixed(result.score, 3)} [{fixed(low, 3)}, {fixed(high, 3)}] (95%), {result.wins:,} wins, "
+        f"{result.draws:,} draws, {result.losses:,} losses; payoff {fixed(result.payoff, 3)} "
+        f"[{fixed(pay_low, 3)}, {fixed(pay_high, 3)}] per game"
     )
 
 
@@ -117,15 +119,22 @@ def watch(
             if step.done[0]:
                 outcome = float(step.outcome[0])
                 returns = [float(r) for r in step.seat_return[0]]
-                word = {1.0: f"{a} wins", 0.0: f"{b} wins"}.get(outcome, "a draw")
+                word = result_words(a, b, outcome)
                 end = " (step limit)" if step.truncated[0] else ""
                 console.note(
-                    f"game over after {t + 1} steps{end}: {word}; returns {a} {returns[0]:.3f}, {b} {returns[1]:.3f}"
+                    f"game over after {t + 1} steps{end}: {word}; returns {a} {fixed(returns[0], 3)}, {b} {fixed(returns[1], 3)}"
                 )
                 return {"steps": t + 1, "outcome": outcome, "returns": returns}
     finally:
         env.close()
     raise RuntimeError(f"env {config.env.name} did not end a game within max_steps={spec.max_steps}")
+
+
+def result_words(a: str, b: str, outcome: float) -> str:
+    """How ``watch`` says ``a``'s ``outcome``: ``a wins`` (1), ``b wins`` (0), ``a draw`` (0.5), and a
+    graded result (an env that scores a game between a win and a loss) as ``a scores 0.70``."""
+    words = {1.0: f"{a} wins", 0.0: f"{b} wins", 0.5: "a draw"}
+    return words.get(outcome, f"{a} scores {outcome:.2f}")
 
 
 def _act(

@@ -33,6 +33,7 @@ from light_league.scheduling.roles import (
     Reset,
     Role,
     history,
+    main_agent_ids,
     pfsp_distribution,
     trained,
     win_rates,
@@ -453,12 +454,18 @@ class MainExploiterRole(ResettingRole):
         return main_agent_ids(league)
 
     def metrics(self, league: LeagueView, results: Sequence[MatchResult]) -> dict[str, float]:
-        """``exploiter/rolling_win_rate_vs_main``: main exploiters' win rate against the current
-        main agents in this generation's games."""
-        mine = set(self.learner_ids(league))
-        mains = {lid for lid, role in league.learners().items() if role == AgentType.MAIN_AGENT}
-        outs = [r.outcome for r in results if r.player_id in mine and r.opponent_id in mains]
-        return {"exploiter/rolling_win_rate_vs_main": float(np.mean(outs))} if outs else {}
+        """``exploiter/rolling_win_rate_vs_main``, every generation: the decayed win rate against the
+        current main agents that the snapshot rule and ``main_win_rate`` read (it stays put while
+        the exploiters play only the history); ``exploiter/win_rate_vs_main_lineage``: the mean
+        outcome of this generation's games against the main agents and their snapshots."""
+        mine, mains = self.learner_ids(league), main_agent_ids(league)
+        lineage = {*mains, *(m.agent_id for m in league.members() if m.parent in mains)}
+        outs = [r.outcome for r in results if r.player_id in mine and r.opponent_id in lineage]
+        rates = [league.win_rate(learner, main) for learner in mine for main in mains]
+        return {
+            **({"exploiter/rolling_win_rate_vs_main": float(np.mean(rates))} if rates else {}),
+            **({"exploiter/win_rate_vs_main_lineage": float(np.mean(outs))} if outs else {}),
+        }
 
 
 class LeagueExploiterRole(ResettingRole):
@@ -615,17 +622,3 @@ class LeagueScheduler(TaskScheduler):
         super().load_state_dict(state)
         self.snapshot_counts = {k: int(v) for k, v in state.get("snapshot_counts", {}).items()}
         self.reset_counts = {k: int(v) for k, v in state.get("reset_counts", {}).items()}
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers over the view
-# --------------------------------------------------------------------------------------------
-
-
-def main_agent_ids(league: LeagueView) -> list[str]:
-    mains = [lid for lid, role in league.learners().items() if role == AgentType.MAIN_AGENT]
-    if not mains:
-        raise ValueError(
-            f"the league scheduler needs at least one main agent among the learners, got {league.learners()}"
-        )
-    return mains

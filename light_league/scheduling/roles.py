@@ -29,7 +29,7 @@ import numpy as np
 from light_league.config_base import Section
 from light_league.game_theory.pfsp import pfsp_probabilities
 from light_league.scheduling.task_scheduler import LeagueView
-from light_league.types import AgentRecord, MatchResult, learner_role
+from light_league.types import AgentRecord, AgentType, MatchResult, learner_role
 
 
 @dataclass
@@ -144,6 +144,16 @@ def trained(members: list[AgentRecord], mixture: Mixture | None = None) -> list[
     if mixture is not None:
         mixture.excluded.update({m.agent_id: "untrained" for m in members if m not in kept})
     return kept
+
+
+def main_agent_ids(league: LeagueView) -> list[str]:
+    """The live main agents' learner ids (a ValueError when there is none)."""
+    mains = [lid for lid, role in league.learners().items() if role == AgentType.MAIN_AGENT]
+    if not mains:
+        raise ValueError(
+            f"the league scheduler needs at least one main agent among the learners, got {league.learners()}"
+        )
+    return mains
 
 
 def history(members: list[AgentRecord], parent: str) -> list[AgentRecord]:

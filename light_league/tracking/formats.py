@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from light_league.tracking.record import GenerationRecord
+from light_league.utils.text import fixed
 
 
 def _fmt(value: float | None, digits: int) -> str:
     """``value`` with ``digits`` decimals (``-`` when unknown); a value that rounds to zero reads
     ``0.000``, not ``-0.000``."""
-    if value is None:
-        return "-"
-    return f"{value + 0.0 if round(value, digits) != 0 else 0.0:.{digits}f}"
+    return "-" if value is None else fixed(value, digits)
 
 
 def rating(value: float | None) -> str:

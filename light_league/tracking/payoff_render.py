@@ -18,6 +18,7 @@ import numpy as np
 
 from light_league.tracking.handover import handover_focus
 from light_league.tracking.logger import PayoffSnapshot, newest_snapshots
+from light_league.utils.text import fixed
 
 if TYPE_CHECKING:  # matplotlib is imported where a chart is drawn: the tables and CSV need none of it
     from matplotlib.axes import Axes
@@ -247,17 +248,17 @@ def mixture_text(
     with their total mass."""
     mass = np.asarray(mass, dtype=np.float64)
     if full:
-        return ", ".join(f"{_escape(a)} {p:.3f}" for a, p in zip(agent_ids, mass, strict=True))
+        return ", ".join(f"{_escape(a)} {fixed(p, 3)}" for a, p in zip(agent_ids, mass, strict=True))
     support = [int(i) for i in np.argsort(-mass, kind="stable") if mass[i] >= SUPPORT_MIN_MASS]
-    text = ", ".join(f"{_escape(agent_ids[i])} {mass[i]:.3f}" for i in support[:shown])
+    text = ", ".join(f"{_escape(agent_ids[i])} {fixed(mass[i], 3)}" for i in support[:shown])
     parts = [text] if text else []
     more = support[shown:]
     if more:
-        parts.append(f"{len(more)} more in the support {mass[more].sum():.3f}")
+        parts.append(f"{len(more)} more in the support {fixed(mass[more].sum(), 3)}")
     rest = len(agent_ids) - len(support)
     if rest:
         outside = float(mass.sum() - mass[support].sum())
-        parts.append(f"the other {rest} member{'s' if rest > 1 else ''} {outside:.3f}")
+        parts.append(f"the other {rest} member{'s' if rest > 1 else ''} {fixed(outside, 3)}")
     return "; ".join(parts)
 
 
@@ -534,7 +535,7 @@ def meta_strategy_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     )
     masses = [float(snapshot.meta_strategy[i]) for i in bars]
     rects = ax.barh(range(len(bars)), masses, color=[_role_color(snapshot.roles[i]) for i in bars])
-    ax.bar_label(rects, labels=[f"{m:.3f}" for m in masses], fontsize=8, padding=2)
+    ax.bar_label(rects, labels=[fixed(m, 3) for m in masses], fontsize=8, padding=2)
     ax.set_yticks(range(len(bars)), labels, fontsize=8)
     for tick, i in zip(ax.get_yticklabels(), bars, strict=True):
         tick.set_color(_role_color(snapshot.roles[i]))
@@ -542,8 +543,7 @@ def meta_strategy_bar_figure(snapshot: PayoffSnapshot) -> Figure:
     ax.set_xlim(0.0, 1.15)
     ax.set_xlabel("meta-strategy probability", fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
-    chosen = focus(snapshot)
-    support = chosen.support_size
+    support = focus(snapshot).support_size
     rest = snapshot.size - len(bars)
     shown_support = sum(1 for i in bars if snapshot.meta_strategy[i] >= SUPPORT_MIN_MASS)
     if support > shown_support:

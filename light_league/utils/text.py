@@ -13,3 +13,9 @@ def printable(text: str) -> str:
     """``text`` with every control character written as its escape (``\\x1b``), so that a member
     id or a file name read from a run directory is shown, never acted on, by the terminal."""
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals; a value that rounds to zero reads ``0.000``, never
+    ``-0.000`` (a payoff of -0.0001, a solver's -1e-12 of mass)."""
+    return f"{value + 0.0 if round(value, digits) != 0 else 0.0:.{digits}f}"

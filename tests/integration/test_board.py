@@ -15,7 +15,7 @@ import pytest
 
 from light_league.cli import main
 from light_league.tracking.backends import build_logger
-from light_league.tracking.board import board_command
+from light_league.tracking.board import board_command, served_logdir
 from light_league.tracking.config import LoggingConfig
 from light_league.tracking.logger import PAYOFF_HEATMAP_TAG, PayoffSnapshot
 from light_league.tracking.tensorboard_logger import TensorBoardLogger
@@ -41,6 +41,16 @@ def _get(url: str, timeout_s: float = 60.0) -> object:
             time.sleep(0.5)
 
 
+def _filled(url: str, timeout_s: float = 60.0) -> object:
+    """``url``'s answer once it is not empty (TensorBoard serves before its first load finished)."""
+    deadline = time.monotonic() + timeout_s
+    answer = _get(url)
+    while not answer and time.monotonic() < deadline:
+        time.sleep(0.5)
+        answer = _get(url)
+    return answer
+
+
 def _at(generation: int) -> PayoffSnapshot:
     rates = np.array([[0.5, 0.75], [0.25, 0.5]])
     return PayoffSnapshot(
@@ -56,17 +66,18 @@ def test_board_serves_every_generations_heatmap(tmp_path: Path) -> None:
         logger.wait_for_charts()  # every generation's image (a run draws them on a CPU budget)
     logger.close()
     port = _free_port()
-    command = board_command(tmp_path, port=port, host="127.0.0.1")
-    assert command[command.index("--samples_per_plugin") + 1] == "images=100000,text=100000"
+    with served_logdir(tmp_path) as logdir:
+        command = board_command(logdir, port=port, host="127.0.0.1")
+        assert command[command.index("--samples_per_plugin") + 1] == "images=100000,text=100000"
+        _serves_every_heatmap(command, port, run=tmp_path.name)
+
+
+def _serves_every_heatmap(command: list[str], port: int, *, run: str) -> None:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        assert _filled(f"http://127.0.0.1:{port}/data/runs") == [run]  # the run's name, not "."
         tag = PAYOFF_HEATMAP_TAG.replace("/", "%2F")
-        url = f"http://127.0.0.1:{port}/data/plugin/images/images?run=.&tag={tag}&sample=0"
-        deadline = time.monotonic() + 60
-        images = _get(url)
-        while not images and time.monotonic() < deadline:  # served before the first load finished
-            time.sleep(0.5)
-            images = _get(url)
+        images = _filled(f"http://127.0.0.1:{port}/data/plugin/images/images?run={run}&tag={tag}&sample=0")
         assert isinstance(images, list)
         assert [entry["step"] for entry in images] == list(range(GENERATIONS))
     finally:

@@ -166,3 +166,23 @@ def test_resume_on_a_run_directory_that_cannot_be_locked(
     (run / ".lock").mkdir()
     one_line(["--resume", str(run)], capfd, "cannot write to run directory")
     assert not (run / "error.log").exists()
+
+
+def test_a_misspelt_scheduler_option_is_refused_before_the_runner_is_built(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from light_league.runner import Runner
+
+    def never(*args: object, **kwargs: object) -> Runner:
+        raise AssertionError("the runner was built for a config the loader should refuse")
+
+    monkeypatch.setattr(Runner, "build", never)
+    league = str(ROOT / "expr_configs" / "league.yaml")
+    override = "scheduler.main_agent.steps_per_generaton=5"
+    one_line(
+        ["--config", league, override, "--run-dir", str(tmp_path / "r")],
+        capfd,
+        f"command-line override {override!r}: scheduler.main_agent.steps_per_generaton: unknown key; "
+        "did you mean steps_per_generation?",
+    )
+    assert not (tmp_path / "r").exists()

@@ -48,6 +48,8 @@ def test_every_shown_run_command_has_a_valid_config(
 def complete_python_blocks() -> list[tuple[str, str]]:
     blocks = []
     for doc in DOCS:
+        if doc.name == "plugins.md":  # its blocks run in order as one file, below
+            continue
         for code in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S):
             if "..." not in code and "setup(" not in code and "class " not in code:
                 blocks.append((doc.name, code))
@@ -64,13 +66,44 @@ def test_complete_python_examples_run(
     exec(compile(code, f"<{doc}>", "exec"), {"__name__": "__docs__"})
 
 
+def plugins_md_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "plugins.md").read_text(), flags=re.S)
+
+
+def test_plugins_md_snippets_run_in_order_as_one_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each block with its imports; ``setup(...)`` (a plugin package's setup.py) is recorded, not run."""
+    import setuptools
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.syspath_prepend(str(ROOT))
+    called: list[dict[str, object]] = []
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: called.append(kwargs))
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    blocks = plugins_md_blocks()
+    assert len(blocks) >= 6
+    for number, code in enumerate(blocks):
+        assert "..." not in code, f"docs/plugins.md python block {number} is not complete"
+        exec(compile(code, f"<plugins.md block {number}>", "exec"), namespace)
+    assert called and called[0]["entry_points"] == {
+        "light_league.schedulers": ["hardest_first = my_league_plugins.hardest_first:HardestFirstScheduler"]
+    }
+
+
+def test_plugins_md_lists_the_registered_envs() -> None:
+    import envs
+
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    listed = text.split("Besides the built-in environments (", 1)[1].split("`env.name` accepts", 1)[0]
+    assert sorted(re.findall(r"`([a-z_]+)`", listed)) == envs.env_names()
+
+
 def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
+    """The blocks that show the examples' classes show their lines."""
     source = "\n".join(
         (ROOT / "examples" / name).read_text() for name in ("my_scheduler.py", "historical_exploiter.py")
     )
-    text = (ROOT / "docs" / "plugins.md").read_text()
-    for code in re.findall(r"```python\n(.*?)```", text, flags=re.S):
-        if "setup(" in code:
+    for code in plugins_md_blocks():
+        if not re.search(r"^class (HardestFirst|HistoricalExploiter)", code, flags=re.M):
             continue
         for line in code.splitlines():
             stripped = line.strip()
@@ -104,3 +137,15 @@ def test_every_relative_link_in_the_docs_resolves() -> None:
                 if anchor not in {_slug(h) for h in re.findall(r"^#+ (.*)$", body, flags=re.M)}:
                     broken.append(f"{page.name}: {target} (no such heading)")
     assert broken == []
+
+
+def test_the_console_script_is_named_in_the_readme_and_the_quickstart() -> None:
+    (script,) = re.findall(r'"([\w-]+) = light_league\.cli:main"', (ROOT / "setup.py").read_text())
+    for page in (ROOT / "README.md", ROOT / "docs" / "quickstart.md"):
+        assert f"`{script}`" in page.read_text() and "same as `python main.py`" in page.read_text(), page.name
+
+
+def test_the_extra_the_pettingzoo_example_needs_is_in_setup_py_and_named_beside_it() -> None:
+    assert '"pettingzoo": ["pettingzoo[classic]>=1.24"]' in (ROOT / "setup.py").read_text()
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    assert text.index('pip install -e ".[pettingzoo]"') < text.index("pettingzoo.classic.rps_v2")

@@ -124,6 +124,7 @@ def test_the_final_summary_names_the_best_main_agent_and_marks_the_reference() -
     snap = snapshot()
     lines = final_lines("stop.max_generations=34", GenerationRecord.from_json(record_json(snap)), snap)
     assert lines[1].startswith("leaderboard, top 5. Ordered by who beats whom")
+    assert lines[2] == BOARD_HEADER  # the strongest members' columns are named above them
     assert lines[3].split()[:2] == ["1", "scripted_l5"]
     assert any(
         line.startswith(f"best main agent so far: {BEST}") and "vs scripted_l5 0.300" in line

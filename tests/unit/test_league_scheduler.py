@@ -16,7 +16,7 @@ from light_league.scheduling.alphastar import (
     remove_monotonic_suffix,
 )
 from light_league.scheduling.task_scheduler import TrainingTask
-from light_league.types import AgentType
+from light_league.types import AgentType, MatchResult
 
 MA, ME, LE = "main_agent_0", "main_exploiter_0", "league_exploiter_0"
 PFSP_ONLY = {"weighting": "pfsp"}
@@ -225,6 +225,25 @@ def test_main_exploiter_without_history_plays_the_main_agent() -> None:
     task = task_for(make_scheduler().next_tasks(league), ME)
     assert_mixture(task.opponents, {MA: 1.0})
     assert task.info["fallbacks"] == [f"curriculum->current:{MA}:no_history"]
+
+
+def test_main_exploiter_scalars_go_on_while_it_plays_only_the_main_agents_history() -> None:
+    """Below ``main_win_rate`` a main exploiter plays only the main agent's snapshots (for good
+    with the default ``curriculum_probability: 1``): its scalars are still written."""
+    league = exploiter_league(0.05)
+    scheduler = make_scheduler()
+    assert set(task_for(scheduler.next_tasks(league), ME).opponents) == {"ma_s0", "ma_s1"}
+    results = [
+        MatchResult(ME, "ma_s0", 0, 1.0, 1.0),
+        MatchResult(ME, "ma_s1", 1, 0.0, -1.0),
+        MatchResult(ME, "ma_s1", 0, 0.0, -1.0),
+        MatchResult(LE, MA, 0, 1.0, 1.0),  # another role's game
+    ]
+    assert scheduler.metrics(league, results) == {
+        "exploiter/rolling_win_rate_vs_main": pytest.approx(0.05),  # what its rules read
+        "exploiter/win_rate_vs_main_lineage": pytest.approx(1 / 3),
+    }
+    assert scheduler.metrics(league, []) == {"exploiter/rolling_win_rate_vs_main": pytest.approx(0.05)}
 
 
 # ---- league exploiter and Nash weighting ---------------------------------------------------------

@@ -14,6 +14,7 @@ from matplotlib import colormaps
 
 from light_league.agents.payoff_table import PayoffTable
 from light_league.errors import CorruptFileError
+from light_league.tracking.formats import fraction, rating
 from light_league.tracking.logger import PayoffSnapshot
 from light_league.tracking.payoff_render import (
     DIAGONAL_COLOR,
@@ -23,6 +24,7 @@ from light_league.tracking.payoff_render import (
     meta_strategy_bar_figure,
     meta_strategy_bar_png,
     meta_strategy_text,
+    mixture_text,
     newest_snapshots,
     parse_payoff_markdown,
     payoff_csv,
@@ -31,6 +33,7 @@ from light_league.tracking.payoff_render import (
     payoff_markdown,
     payoff_text,
 )
+from light_league.utils.text import fixed
 
 ROLES = ["main_agent", "main_exploiter", "league_exploiter", "best_response", "baseline"]
 
@@ -371,3 +374,13 @@ def test_a_probe_of_a_wide_meta_strategy_counts_the_mass_it_does_not_name() -> N
     assert "(generation 3: a 0.500, b 0.200, c 0.100 and 3 more holding 0.200)" in summary_line(
         result, Path("x")
     )
+
+
+def test_a_number_that_rounds_to_zero_reads_0_000_never_minus_0_000() -> None:
+    assert [fixed(v, 3) for v in (-0.0001, -0.0, 0.0004, -0.0006)] == ["0.000", "0.000", "0.000", "-0.001"]
+    assert (fixed(-1e-12, 2), fraction(-1e-9), rating(-0.4)) == ("0.00", "0.000", "0")
+    # a solver's mass a hair below 0, and a sum of the members outside the support below 0
+    mass = np.array([0.6, 0.4 + 2e-16, -1e-12, -3e-16])
+    ids = ["a", "b", "c", "d"]
+    assert mixture_text(ids, mass, full=True) == "a 0.600, b 0.400, c 0.000, d 0.000"
+    assert mixture_text(ids, mass) == "a 0.600, b 0.400; the other 2 members 0.000"

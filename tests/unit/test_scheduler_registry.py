@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fake_league import FakeLeague, member
 
+from light_league.cli import _print_config
+from light_league.config import load_config
 from light_league.errors import ConfigError
 from light_league.scheduling import (
     ENTRY_POINT_GROUP,
@@ -134,3 +138,50 @@ def test_build_scheduler_applies_options_and_seed() -> None:
     assert [s.learner_id for s in scheduler.learners()] == ["br_0", "br_1"]
     again = build_scheduler("psro", {"players": 2}, seed=3)
     assert scheduler.rng.random() == again.rng.random()
+
+
+def test_a_misspelt_scheduler_option_is_refused_when_the_config_is_loaded() -> None:
+    """One line with a did-you-mean from ``load_config``, before a runner (torch, Ray) is imported."""
+    override = "scheduler.main_agent.steps_per_generaton=5"
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(REPO_ROOT / "expr_configs" / "league.yaml", [override])
+    assert str(excinfo.value) == (
+        f"command-line override {override!r}: scheduler.main_agent.steps_per_generaton: unknown key; "
+        "did you mean steps_per_generation?"
+    )
+    with pytest.raises(ConfigError, match="unknown scheduler 'leage'; did you mean league?"):
+        load_config(REPO_ROOT / "expr_configs" / "league.yaml", ["scheduler.name=leage"])
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_the_loaded_config_holds_every_scheduler_option_with_its_default(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = load_config(None, [f"scheduler.name={name}"])
+    defaults = SCHEDULERS[name].Config().model_dump(mode="json")
+    assert config.to_dict()["scheduler"] == {"name": name, **defaults}
+    assert load_config(None, [f"scheduler.name={name}", *_overrides(defaults)]).scheduler == config.scheduler
+    _print_config(config)
+    assert yaml.safe_load(capsys.readouterr().out)["scheduler"] == {"name": name, **defaults}
+
+
+def test_print_config_shows_the_file_s_scheduler_options_and_the_defaults_it_leaves_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _print_config(load_config(REPO_ROOT / "expr_configs" / "league.yaml"))
+    scheduler = yaml.safe_load(capsys.readouterr().out)["scheduler"]
+    assert scheduler["steps_per_generation"] == 48000  # the file's
+    assert scheduler["main_agent"]["pfsp_probability"] == 0.5  # defaults
+    assert scheduler["main_exploiter"]["curriculum_probability"] == 1.0
+    assert scheduler["league_exploiter"]["reset_probability"] == 0.25
+
+
+def _overrides(options: dict[str, Any], prefix: str = "scheduler") -> list[str]:
+    """``options`` as ``key.path=value`` overrides (a mapping's leaves; an empty mapping whole)."""
+    out = []
+    for key, value in options.items():
+        if isinstance(value, dict) and value:
+            out += _overrides(value, f"{prefix}.{key}")
+        else:
+            out.append(f"{prefix}.{key}={json.dumps(value)}")
+    return out
