@@ -28,7 +28,6 @@ from light_league.tracking.report import load_payoff_snapshot
 from light_league.trust import open_run_dir, stored_config
 from light_league.types import newest_main
 
-
 #: names that stand for a member (``RunReader.member_name``)
 NAMED = ("best", "newest")
 #: what ``RunReader.target`` takes besides a member id

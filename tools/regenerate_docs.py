@@ -1059,10 +1059,17 @@ def render_league_run_reading(data: Path) -> str:
             "([metrics.md](metrics.md), `rating/<agent>`); the payoff table does."
         )
     else:
+        scores = (
+            f"beats every script: {named(beaten)}"
+            if not lost
+            else f"loses to every script: {named(lost)}"
+            if not beaten
+            else f"beats {named(beaten)} and loses to {named(lost)}, in the scripts' order"
+        )
         lines.append(
-            f"- In the last generation `{main}` scores {named(scripts)} against the scripts, in their order. "
-            "Where the scripts form a cycle with the snapshots, a rating cannot show it ([metrics.md](metrics.md), "
-            "`rating/<agent>`); the payoff table does."
+            f"- In the last generation `{main}` {scores}; no cycle with them this time. Where the scripts form "
+            "a cycle with the snapshots, a rating cannot show it: the fit puts the snapshot between them "
+            "([metrics.md](metrics.md), `rating/<agent>`); the payoff table does."
         )
     lines.append(_meta_reading(records))
     lines += ["", f"(The run of the table above. {_provenance(data)})"]

@@ -33,6 +33,7 @@ from light_league.rollout.head_to_head import head_to_head
 from light_league.seeding import derive_seed
 from light_league.utils.atomic import atomic_write_json
 
+
 @dataclass(frozen=True)
 class ProbeTarget:
     """What the probe plays against: a name (``main``, ``meta`` or a member id), the generation it
