@@ -8,7 +8,8 @@ Each section is a block in a doc between two markers::
 
 and is rendered here from the source it names: the generation record's fields and their
 docstrings (``light_league/tracking/record.py``), the package's layers and module map
-(``light_league/layers.py``). ``python tools/regenerate_docs.py`` rewrites them with the measured
+(``light_league/layers.py``), the payoff table's intervals (``light_league/game_theory/uncertainty.py``).
+``python tools/regenerate_docs.py`` rewrites them with the measured
 figures, ``--check`` names the stale ones, and ``tests/unit/test_docs_sections.py`` fails on a
 stale one (as ``config_docs`` renders docs/configuration.md from the config classes).
 """
@@ -23,7 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+from scipy.stats import binom
+
 from light_league import layers
+from light_league.game_theory import uncertainty
 from light_league.tracking import record
 
 #: the repository of this checkout: its docs/ and the package's files the module map lists
@@ -198,12 +203,49 @@ def render_module_map() -> str:
     return "\n".join([*lines, "```"])
 
 
+# ---------------------------------------------------------------------------- the payoff table's intervals
+
+#: the (games, win probability) cells tests/unit/test_payoff_uncertainty.py simulates, and one with very few games
+COVERAGE_CASES = ((100, 0.3), (100, 0.5), (100, 0.7), (500, 0.1), (40, 0.6))
+FEW_GAMES = 16
+
+
+def _coverage(games: int, p: float) -> float:
+    """The exact probability that a cell of ``games`` games at win probability ``p`` (no draws)
+    gets an interval holding ``p``: the binomial distribution over its wins."""
+    wins = np.arange(games + 1)
+    low, high = uncertainty.cell_intervals(wins / games, np.full(games + 1, games))
+    return float(np.sum(binom.pmf(wins, games, p) * ((low <= p) & (p <= high))))
+
+
+def _width(low: float, high: float) -> float:
+    return high - low
+
+
+def render_interval_coverage() -> str:
+    """docs/league.md's figures of the per-cell interval (``uncertainty.cell_intervals``): its exact
+    coverage in the tested cases and with very few games, and its width at an even score."""
+    covered = [_coverage(games, p) for games, p in COVERAGE_CASES]
+    few = _coverage(FEW_GAMES, 0.5)
+    sizes = sorted({games for games, _ in COVERAGE_CASES})
+    widths = {g: _width(*uncertainty.score_interval(0.5, g)) for g in (FEW_GAMES, 100)}
+    return (
+        f"Exact binomial coverage in the tested cases ({sizes[0]}-{sizes[-1]} games): "
+        f"{100 * min(covered):.1f}-{100 * max(covered):.1f}%; like every binomial interval it oscillates "
+        f"more with very few games, {100 * few:.1f}% at {FEW_GAMES} games and p = 0.5. At {FEW_GAMES} games "
+        f"the interval is about {widths[FEW_GAMES]:.2f} wide, at 100 about {widths[100]:.2f}."
+    )
+
+
 SECTIONS = (
     DocSection(
         "generation_record", "metrics.md", "light_league/tracking/record.py", render_generation_record
     ),
     DocSection("layers", "architecture.md", "light_league/layers.py", render_layers),
     DocSection("module_map", "architecture.md", "light_league/layers.py", render_module_map),
+    DocSection(
+        "interval_coverage", "league.md", "light_league/game_theory/uncertainty.py", render_interval_coverage
+    ),
 )
 
 

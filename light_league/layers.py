@@ -102,7 +102,7 @@ LAYERS: tuple[Layer, ...] = (
             "learner_config": "LearnerSection: each role's learner kind and settings",
             "config_docs": "docs/configuration.md rendered from the config classes",
             "doc_sections": "the sections of docs/ rendered from the code: the generation record's "
-            "fields, the layer table, this module map",
+            "fields, the layer table, this module map, the payoff table's intervals",
         },
     ),
     Layer(

@@ -16,6 +16,16 @@ block equals its rendering, so a number in the docs is the number in the files.
     python tools/regenerate_docs.py --list                # figures, their doc and data set
     python tools/regenerate_docs.py --capture league_run RUN_DIR   # copy a run's files, then rewrite
 
+``--check`` (without ``--only``) also fails on a measured number written in the prose of
+README.md, docs/quickstart.md, docs/league.md or docs/results.md instead of in a figure, so that no
+number there outlives its data: a number with a decimal point, a range, or a unit of measurement
+(%, x, k, M, s, min, seconds, minutes, steps, generations, members, games, ...) outside figure and
+section blocks, code blocks, code spans (and the value given to one, `` `key` = 0.5 ``), link
+targets and quotations, less a small allowlist of phrases that are not measurements (versions,
+the even score 0.5, seed and generation names, dates): ``measured_numbers`` and
+``NUMBER_ALLOWLIST`` below. Each one is printed as ``FILE:LINE: "context"``; render it in a figure
+from the data set it comes from, or refer to the figure that holds it.
+
 The same commands rewrite (and ``--check`` checks) the sections generated from the code
 (``light_league/doc_sections.py``: the generation record's fields in docs/metrics.md, the layer
 table and module map in docs/architecture.md); ``--only`` takes their names too.
@@ -37,7 +47,9 @@ Data sets and how to renew them:
   figure names with ``--out docs/data/FILE`` added (``bench/bench_output.py`` writes the command,
   date, CPUs, load average and versions as the file's first lines), with ``PYTHONPATH=.`` so that
   the bench imports this checkout, then ``python tools/regenerate_docs.py --only FIGURE``.
-  ``--list`` shows which file each figure reads.
+  ``--list`` shows which file each figure reads;
+- a lab notebook's data file (``notes/data/...``): frozen, never captured anew; a figure of a user
+  page that quotes one of its experiments reads it as it is.
 
 The lab notebooks (``notes/``) are not regenerated: their figures are frozen text, and the data
 only they use lives in ``notes/data/``.
@@ -61,6 +73,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
+NOTES_DATA = "notes/data/"  #: a figure's data set under the lab notebooks' data (frozen: never captured anew)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -86,7 +99,7 @@ BASELINES = ("random", "scripted_l1", "scripted_l2", "scripted_l3", "scripted_l4
 class Figure:
     name: str
     doc: str  #: file under docs/
-    data: str  #: data set under docs/data/ (a folder or a file)
+    data: str  #: data set under docs/data/ (a folder or a file), or under notes/data/ as ``notes/data/...``
     render: Callable[[Path], str]  #: the block's body from the data set's path
 
 
@@ -476,12 +489,12 @@ def poker_curves(data: Path) -> dict[str, Any]:
     text = data.read_text(encoding="utf-8")
     curves = {
         m[1]: [(float(t), float(v)) for t, v in re.findall(r"\(([\d.]+)s, ([\d.]+)\)", m[2])]
-        for m in re.finditer(r"^\s+(ours \w+/s\d+|OS-BR|OS-NFSP): (.*)$", text, re.M)
+        for m in re.finditer(r"^\s+(ours(?::\w+)? \w+/s\d+|OS-BR|OS-NFSP): (.*)$", text, re.M)
     }
     head = re.search(r"^method\s+seeds\s+(.*?)\s+stability", text, re.M)
     marks = re.findall(r"([\d.]+ s) mean / worst", head[1]) if head else []
     methods = {}
-    for m in re.finditer(r"^(ours \w+)\s+(\d+)\s+(.*?)\s+([\d.]+|—)\s+(\d+ of \d+|—)$", text, re.M):
+    for m in re.finditer(r"^(ours(?::\w+)? \w+)\s+(\d+)\s+(.*?)\s+([\d.]+|—)\s+(\d+ of \d+|—)$", text, re.M):
         methods[m[1]] = {
             "seeds": int(m[2]),
             "marks": [tuple(c.split(" / ")) if c != "—" else None for c in re.split(r"\s{2,}", m[3].strip())],
@@ -505,6 +518,8 @@ def _poker_results(data: Path, minutes: int) -> str:
         shown = [(t, mw) for t, mw in zip(q["marks"], row["marks"], strict=True)][-3:]
         parts.append(f"{label} " + ", ".join(f"{t} {m} / {w}" for t, (m, w) in shown))
     seeds = next(iter(q["methods"].values()))["seeds"] if q["methods"] else 0
+    counts = [len(curve) for label, curve in q["curves"].items() if label.startswith("ours main/s")]
+    generations = f" ({_span([float(c) for c in counts], '{:.0f}')} generations a run)" if counts else ""
     peers = []
     for label, what in (
         ("OS-BR", "PSRO with exact best responses"),
@@ -515,7 +530,7 @@ def _poker_results(data: Path, minutes: int) -> str:
         if last:
             peers.append(f"OpenSpiel's {what} ({label}), same clock: {last[0]:.3f} at its last point")
     return (
-        f"{seeds} seeds, {minutes} minutes each, payoffs from played games (measured {q['date']}): exact "
+        f"{seeds} seeds, {minutes} minutes each{generations}, payoffs from played games (measured {q['date']}): exact "
         f"NashConv, mean / worst seed, of the "
         + "; of the ".join(parts)
         + "".join(f". {peer}" for peer in peers)
@@ -588,6 +603,43 @@ def render_results_recall(data: Path) -> str:
         f"1 seed, {len(records)} generations in {records[-1].wall_s:.0f} s: the newest main agent's mean "
         f"outcome against `random` {_span(played, '{:.2f}')} (0.875 for a policy that recalls every cue, "
         f"0.5 for one without memory). {_provenance(data)}"
+    )
+
+
+def render_results_kuhn_six_minutes(data: Path) -> str:
+    """league_kuhn.yaml on four more seeds for three times the time: the worst seed at the last mark."""
+    q = poker_curves(data)
+    mark = q["marks"][-1]
+    main, meta = _method_marks(data, "ours main")[mark], _method_marks(data, "ours meta")[mark]
+    seeds = _seed_list(_command_seeds(data.read_text(encoding="utf-8")))
+    return (
+        f"Seeds {seeds}, run for {mark} on {q['date']}, spread wider than these six: with three times the "
+        f"time the worst seed is still at {main[1]:.3f} (main agent) and {meta[1]:.3f} (meta-strategy) at "
+        f"{mark}. Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
+    )
+
+
+def _marks_table(text: str, title: str) -> dict[int, float]:
+    """``bench/league_quality.py --marks``: the mean NashConv at each mark (seconds) of one table."""
+    block = text.split(f"\n{title}:\n", 1)[1].split("\n\n", 1)[0]
+    marks = [int(m) for m in re.findall(r"NashConv @(\d+)s", block)]
+    mean = re.search(r"^mean\s+((?:[\d.]+\s+)+)", block, re.M)
+    values = [float(v) for v in mean[1].split()] if mean else []
+    return dict(zip(marks, values, strict=False))
+
+
+def render_results_leduc_thirty_minutes(data: Path) -> str:
+    """The MAPPO league on Leduc for three times the time (one seed): its meta-strategy and newest
+    main agent at the marks of the run's second half."""
+    text = data.read_text(encoding="utf-8")
+    meta, main = _marks_table(text, "The Nash mixture"), _marks_table(text, "The newest main agent")
+    end = max(meta)
+    late = [t for t in meta if t >= end / 2]
+    return (
+        f"With three times the time (one seed, {end // 60} minutes, the learning-rate schedule stretched to "
+        f"match) that MAPPO league's meta-strategy read {_span([meta[t] for t in late])} at the marks from "
+        f"{late[0]:,} s on, and its newest main agent {_span([main[t] for t in late])}. "
+        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
     )
 
 
@@ -743,6 +795,359 @@ def render_recurrent_throughput(data: Path) -> str:
     )
 
 
+# ---------------------------------------------------------------------------- league.md's measured sentences
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return ", ".join(items[:-1]) + (" and " if len(items) > 1 else "") + (items[-1] if items else "")
+
+
+def _seed_list(seeds: list[int]) -> str:
+    """``41-46`` for a run of more than two seeds, else ``11``, ``11 and 12``."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return _and([str(s) for s in seeds])
+
+
+def _command_seeds(text: str) -> list[int]:
+    """The seeds a bench file's command names (``--seeds 41 42 43``)."""
+    match = re.search(r"--seeds((?: \d+)+)", text)
+    return [int(s) for s in match[1].split()] if match else []
+
+
+def render_least_exploitable_solve(data: Path) -> str:
+    """``bench/least_exploitable_solve.py``'s output, then the stabilised step against responding at
+    the answer: the seconds, and the share of iterations at the smallest and the largest populations
+    (those within 90% of the largest)."""
+    text = data.read_text(encoding="utf-8")
+    solves = [
+        (int(m[1]), int(m[3]) / int(m[2]))
+        for m in re.finditer(
+            r"^\S+\s+\d+\s+(\d+)\s+[\d.]+s\s+(\d+) it\s+[\d.]+s\s+(\d+) it\s+\S+$", text, re.M
+        )
+    ]
+    members = [n for n, _ in solves]
+    small = [s for n, s in solves if n == min(members)]
+    large = [(n, s) for n, s in solves if n >= 0.9 * max(members)]
+    seconds = re.search(r"([\d.]+) x the seconds", text)
+    diff = re.search(r"largest NashConv difference ([\d.e+-]+) \(tolerance ([\d.e+-]+)\)", text)
+    if seconds is None or diff is None or not small:
+        raise SystemExit(f"{data}: no totals or no solves; is it bench/least_exploitable_solve.py's output?")
+    return (
+        render_bench_text(data)
+        + f"\n\nThe stabilised step takes {float(seconds[1]):.2f} times the seconds of responding at the answer "
+        + f"over all {len(solves)} solves, and its share of the iterations "
+        + ("falls" if max(s for _, s in large) < min(small) else "does not fall")
+        + f" as the population grows ({_span(small)} at {min(members)} members, {_span([s for _, s in large])} "
+        + f"at {_span([float(n) for n, _ in large], '{:.0f}')}); the mixtures' NashConv "
+        + (
+            "agree to the tolerance."
+            if float(diff[1]) <= float(diff[2])
+            else "differ by more than the tolerance."
+        )
+    )
+
+
+def render_adaptive_evaluation(data: Path) -> str:
+    """``bench/adaptive_evaluation.py`` on the battalion league: the fewest games with which each
+    evaluation matches the reference's meta-strategy in every seed."""
+    text = data.read_text(encoding="utf-8")
+    reference = re.search(r"^Reference: (\d+) games per pair", text, re.M)
+    fixed = re.search(r"fewest games with TV <= ([\d.]+) in every seed \(fixed\): (\d+)", text)
+    adaptive = re.search(r"fewest games with TV <= [\d.]+ in every seed \(adaptive\): (\d+)", text)
+    ratio = re.search(r"ratio fixed / adaptive: ([\d.]+)x", text)
+    if not (reference and fixed and adaptive and ratio):
+        raise SystemExit(f"{data}: no reference or totals; is it bench/adaptive_evaluation.py's output?")
+    row = re.search(rf"^fixed\s+n=(\d+)\s+games\s+{fixed[2]}\s+TV per seed ((?:[\d.]+ )+)", text, re.M)
+    seeds = len(row[2].split()) if row else 0
+    return (
+        "Measured on the battalion league ([benchmarks.md](../notes/benchmarks.md#adaptive-evaluation-on-the-"
+        f"battalion-league)): adaptive evaluation matched the meta-strategy of a {int(reference[1]):,}-games-per-pair "
+        f"reference in {seeds} of {seeds} seeds with {int(adaptive[1]):,} games in total. The fixed count needed "
+        f"{int(fixed[2]):,} ({row[1] if row else '?'} per pair), {float(ratio[1]):.1f}x more. "
+        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
+    )
+
+
+def render_paired_games(data: Path) -> str:
+    """``bench/paired_games.py``'s output, then the spread and worth of a paired game read from its rows."""
+    text = data.read_text(encoding="utf-8")
+    rows = [
+        [float(v) for v in m.groups()]
+        for m in re.finditer(
+            r"^\S+\s+\S+\s+([+-][\d.]+)\s+([+-][\d.]+) ± ([\d.]+)\s+([+-][\d.]+) ± ([\d.]+)\s+([\d.]+)\s+([\d.]+)x"
+            r"\s+([\d.]+)$",
+            text,
+            re.M,
+        )
+    ]
+    if not rows:
+        raise SystemExit(f"{data}: no rows; is it bench/paired_games.py's output?")
+    env = re.search(r"^run \S+ \((\w+)\)", text, re.M)
+    game = {"leduc_poker": "Leduc", "kuhn_poker": "Kuhn"}.get(env[1], env[1]) if env else "these"
+    time = max(r[7] for r in rows)
+    agree = all(abs(r[1] - r[0]) <= r[2] and abs(r[3] - r[0]) <= r[4] for r in rows)
+    return (
+        render_bench_text(data)
+        + f"\n\nOn these {game} members the paired estimate's spread is {_span([r[5] for r in rows])} of the "
+        + f"unpaired one: one paired game is worth {min(r[6] for r in rows):.1f} to {max(r[6] for r in rows):.1f} "
+        + "unpaired games, "
+        + ("at the same or less time" if time <= 1.0 else f"at up to {time:.2f} times the time")
+        + (
+            ", and both means agree with the exact payoff within their spread."
+            if agree
+            else "; a mean is off the exact payoff by more than its spread."
+        )
+    )
+
+
+def _method_marks(data: Path, method: str) -> dict[str, tuple[float, float]]:
+    """An ``exploitability_per_minute.py`` method's (mean, worst) NashConv at each mark (``120 s``)."""
+    q = poker_curves(data)
+    row = q["methods"][method]
+    return {t: (float(mw[0]), float(mw[1])) for t, mw in zip(q["marks"], row["marks"], strict=True) if mw}
+
+
+def _finals(data: Path, method: str) -> list[float]:
+    """The last NashConv of each seed's curve of ``method`` (``ours:shared meta``)."""
+    curves = poker_curves(data)["curves"]
+    return [curve[-1][1] for label, curve in curves.items() if label.startswith(f"{method}/s") and curve]
+
+
+def render_shared_games_kuhn(data: Path) -> str:
+    """league.md's sentence on shared games on Kuhn: the meta-strategy read from a million shared
+    games against the played table, over the bench's seeds, at its last mark."""
+    mark = poker_curves(data)["marks"][-1]
+    shared, played = _method_marks(data, "ours:shared meta")[mark], _method_marks(data, "ours meta")[mark]
+    finals = sorted(_finals(data, "ours:shared meta"))
+    seeds = len(finals)
+    return (
+        f"Measured on Kuhn, {seeds} seeds nobody tuned on, {mark} ([notes/tuning.md](../notes/tuning.md), "
+        '"One set of games for every cell: shared games"): with `evaluation.shared_games: 1000000` the '
+        f"meta-strategy is at {shared[0]:.3f} / {shared[1]:.3f} NashConv (mean / worst seed), against "
+        f"{played[0]:.3f} / {played[1]:.3f} read from the played table on the same machine; {seeds - 1} seeds of "
+        f"{seeds} end at {_span(finals[:-1], '{:.3f}')}, and the last, at {finals[-1]:.3f}, is held by its members "
+        "(the Nash of their exact table is no lower). "
+        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
+    )
+
+
+def render_results_shared_games_kuhn(data: Path) -> str:
+    """results.md's sentence on the shared games: what league_kuhn.yaml read before the speed-up."""
+    mark = poker_curves(data)["marks"][-1]
+    shared, played = _method_marks(data, "ours:shared meta")[mark], _method_marks(data, "ours meta")[mark]
+    return (
+        f"Before the speed-up below, the config read {shared[0]:.3f} / {shared[1]:.3f} that way and "
+        f"{played[0]:.3f} / {played[1]:.3f} from the played table at {mark}, on one machine. "
+        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
+    )
+
+
+def render_shared_games_behaviour(data: Path) -> str:
+    """``bench/meta_noise.py``'s output, then the estimated behaviour against the uniform one: the
+    shared table's error and the exact NashConv of its Nash, over the runs and run by run."""
+    text = data.read_text(encoding="utf-8")
+    over = re.search(
+        r"over the runs \(mean / worst of every pool\): [\d,]+ estimated: error ([\d.]+) / ([\d.]+), NashConv "
+        r"([\d.]+) / ([\d.]+); [\d,]+ uniform: error ([\d.]+) / ([\d.]+), NashConv ([\d.]+) / ([\d.]+)",
+        text,
+    )
+    block = text.split("estimated NashConv", 1)[1].split("\nover the runs", 1)[0]
+    pairs = [
+        (float(m[1]), float(m[2]))
+        for m in re.finditer(r"^\S+\s+([\d.]+) / [\d.]+\s+([\d.]+) / [\d.]+$", block, re.M)
+    ]
+    if over is None or not pairs:
+        raise SystemExit(f"{data}: no shared-games rows; is it bench/meta_noise.py's output with --pools?")
+    better = sum(estimated < uniform for estimated, uniform in pairs)
+    return (
+        render_bench_text(data)
+        + f"\n\nThe table's error falls from {over[5]} / {over[6]} chips (mean / worst pool) to {over[1]} / "
+        + f"{over[2]}, and its Nash is less exploitable on {better} tables of {len(pairs)} ({over[3]} against "
+        + f"{over[7]} on average)."
+    )
+
+
+def render_shared_games_behaviour_runs(data: Path) -> str:
+    """The shipped Kuhn league with ``shared_games_behaviour: estimated`` (this bench file) against
+    ``uniform`` (the shipped figure's, ``docs/data/exploitability/league_kuhn.txt``): the
+    meta-strategy at the last mark."""
+    mark = poker_curves(data)["marks"][-1]
+    estimated = _method_marks(data, "ours meta")[mark]
+    uniform = _method_marks(DATA / "exploitability" / "league_kuhn.txt", "ours meta")[mark]
+    seeds = _seed_list(_command_seeds(data.read_text(encoding="utf-8")))
+    return (
+        ("That did not lower" if estimated[1] >= uniform[1] else "That lowered")
+        + " the meta-strategy's worst seed"
+        + (", which its population holds" if estimated[1] >= uniform[1] else "")
+        + f" (seeds {seeds} at {mark}: {estimated[0]:.3f} / {estimated[1]:.3f} mean / worst against "
+        + f"{uniform[0]:.3f} / {uniform[1]:.3f} with the uniform weights, `docs/data/exploitability/league_kuhn.txt`)"
+        + (", so `league_kuhn.yaml` keeps `uniform`" if estimated[1] >= uniform[1] else "")
+        + ' ([notes/tuning.md](../notes/tuning.md), "The shared games\' behaviour estimated from the games"). '
+        + f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
+    )
+
+
+def _config_int(data: Path, key: str) -> int | None:
+    """An integer setting of a captured run's config.yaml (its first ``key: N`` line)."""
+    match = re.search(rf"^\s*{key}:\s*(\d+)\s*$", (data / "config.yaml").read_text(encoding="utf-8"), re.M)
+    return int(match[1]) if match else None
+
+
+def _scripts(rates: dict[str, float | None]) -> list[str]:
+    return [b for b in BASELINES if b.startswith("scripted_") and rates.get(b) is not None]
+
+
+def render_league_run_reading(data: Path) -> str:
+    """league.md's "What to look for" on the captured league.yaml run: when the newest main agent
+    passes the weaker baselines and reaches the reference's level, its spread against the two
+    strongest scripts since, the last generation against the scripts (a cycle, when there is one)
+    and where the meta-strategy's mass goes."""
+    records = read_generations(data)
+    mains = []
+    for row in _jsonl(data / "newest_vs_baselines.jsonl"):
+        newest = [(a, r) for a, r in row["newest"].items() if a.startswith("main_agent")]
+        if newest:
+            mains.append((row["generation"], *newest[0]))
+    if not mains:
+        raise SystemExit(f"{data}: no main agent in newest_vs_baselines.jsonl; capture a league run")
+    scripts = _scripts(mains[-1][2])
+    weak, strong, top = ["random", *scripts[:2]], scripts[-2:], scripts[-1]
+    passed = next((g for g, _, r in mains if all((r.get(b) or 0.0) > 0.5 for b in weak)), None)
+    level = next((g for g, _, r in mains if (r.get(top) or 0.0) >= 0.5), None)
+    lines = []
+    games = _config_int(data, "episodes_per_pair")
+    if level is None:
+        lines.append(
+            f"- The newest main agent does not reach `{top}`'s level (0.5 of its games) in {len(records)} generations."
+        )
+    else:
+        since = [v for g, _, r in mains if g >= level for b in strong if (v := r.get(b)) is not None]
+        mean = sum(since) / len(since)
+        verdict = (
+            "it beats the strongest scripts"
+            if mean >= 0.6
+            else "it holds the strongest scripts' level and does not beat them"
+            if mean >= 0.4
+            else "it does not hold the strongest scripts' level"
+        )
+        half = "" if games is None else f", so its interval is about ±{_half_width(games):.2f}"
+        lines.append(
+            f"- The main agent passes {_and([f'`{b}`' for b in weak])} "
+            + ("" if passed is None else f"by generation {passed} ")
+            + f"and reaches `{top}`'s level (0.5 of its games) by generation {level}; from then on its new "
+            + f"snapshots win {_span(since)} against {_and([f'`{b}`' for b in strong])}"
+            + ("" if games is None else f", each cell over {games} games")
+            + f"{half} (`report --full` shows it): {verdict}. Over three seeds, with more games per "
+            + "snapshot: [results.md](results.md); what was tried to go further: "
+            + "[notes/tuning.md](../notes/tuning.md)."
+        )
+    _, main, rates = mains[-1]
+    beaten = [b for b in scripts if (rates[b] or 0.0) > 0.5]
+    lost = [b for b in scripts if (rates[b] or 0.0) < 0.5]
+    over = [b for b in reversed(beaten) if lost and scripts.index(b) > scripts.index(lost[0])]
+    under = [b for b in lost if beaten and scripts.index(b) < scripts.index(beaten[-1])]
+
+    def named(names: list[str]) -> str:
+        return _and([f"`{b}` ({fraction(rates[b])})" for b in names])
+
+    if over and under:
+        lines.append(
+            f"- The scripts form a cycle with the snapshots: in the last generation `{main}` beats {named(over)} "
+            f"but loses to {named(under)}. A rating cannot show that: the fit puts it between them "
+            "([metrics.md](metrics.md), `rating/<agent>`); the payoff table does."
+        )
+    else:
+        scores = (
+            f"beats every script: {named(beaten)}"
+            if not lost
+            else f"loses to every script: {named(lost)}"
+            if not beaten
+            else f"beats {named(beaten)} and loses to {named(lost)}, in the scripts' order"
+        )
+        lines.append(
+            f"- In the last generation `{main}` {scores}; no cycle with them this time. Where the scripts form "
+            "a cycle with the snapshots, a rating cannot show it: the fit puts the snapshot between them "
+            "([metrics.md](metrics.md), `rating/<agent>`); the payoff table does."
+        )
+    lines.append(_meta_reading(records))
+    lines += ["", f"(The run of the table above. {_provenance(data)})"]
+    return "\n".join(lines)
+
+
+def _half_width(games: int) -> float:
+    """Half the width of a cell's 95% interval at an even score over ``games`` games."""
+    from light_league.game_theory.uncertainty import score_interval
+
+    low, high = score_interval(0.5, games)
+    return (high - low) / 2
+
+
+def _meta_reading(records: list[GenerationRecord]) -> str:
+    """Where the meta-strategy's mass goes: its first support, when main-agent snapshots take a
+    share (0.05 or more) and when they hold most of it for good, and its last entropy."""
+    first = max(records[0].meta_strategy.items(), key=lambda item: item[1])[0]
+    mains = [sum(p for a, p in r.meta_strategy.items() if a.startswith("main_agent")) for r in records]
+    share = next((i for i, m in enumerate(mains) if m >= 0.05), None)
+    most = next((i for i in range(len(mains)) if all(m > 0.5 for m in mains[i:])), None)
+    text = f"- The meta-strategy starts on `{first}`" + (
+        ", the script nobody beats yet, so" if first.startswith("scripted_") else ", so"
+    )
+    text += " the `pfsp_meta` branches aim the main agent and the league exploiter at it"
+    if share is None:
+        return text + "; main-agent snapshots never take a share of it."
+    end = most if most is not None and most > share else len(records)
+    scripts = sorted(
+        {
+            a
+            for r in records[share:end]
+            for a, p in r.meta_strategy.items()
+            if a.startswith("scripted_") and p >= 0.05
+        }
+    )
+    text += f"; from generation {records[share].generation} main-agent snapshots share it" + (
+        f" with {_and([f'`{a}`' for a in scripts])}" if scripts else ""
+    )
+    if most is not None:
+        text += f", and hold most of it from generation {records[most].generation} on"
+    entropy = records[-1].meta_entropy
+    if entropy is not None:
+        rises = entropy > (records[0].meta_entropy or 0.0)
+        text += f" (its entropy {'rises' if rises else 'ends'} {'to' if rises else 'at'} {entropy:.1f} nats)"
+    return text + "."
+
+
+def render_league_vs_self_play_ci(data: Path) -> str:
+    """``tests/learning/test_league_vs_self_play.py``'s readings per seed: the league's newest main
+    agent against the self-play one, and the default probe against each."""
+    text = data.read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    budget = {k: int(v) for k, v in re.findall(r"(LEAGUE_GENERATIONS|SELF_PLAY_GENERATIONS)=(\d+)", text)}
+    even = all(r["ci95"][0] <= 0.5 <= r["ci95"][1] for r in rows)
+    seeds = [r["seed"] for r in rows]
+    probe = [(r["seed"], r["probe_win_rate"]["league"], r["probe_win_rate"]["self_play"]) for r in rows]
+    apart = [(s, a, b) for s, a, b in probe if abs(a - b) >= 0.05]
+    level = [s for s, a, b in probe if abs(a - b) < 0.05]
+    probes = "; ".join(f"{a:.3f} against {b:.3f} on seed {s}" for s, a, b in apart) + (
+        f"{'; ' if apart else ''}level on seed{'s' if len(level) > 1 else ''} {_seed_list(level)}"
+        if level
+        else ""
+    )
+    lower = all(a <= b + 0.05 for _, a, b in probe)
+    return (
+        f"`tests/learning/test_league_vs_self_play.py` runs it for {budget.get('LEAGUE_GENERATIONS', '?')} "
+        "generations beside the same config with `scheduler.name=self_play` for "
+        f"{budget.get('SELF_PLAY_GENERATIONS', '?')} and plays the two newest main agents against each other: "
+        + ("at that budget the league is level with self-play" if even else "at that budget the two differ")
+        + f" ({_span([r['score'] for r in rows])} head to head on seeds {_seed_list(seeds)}), and the config's "
+        + "default probe wins "
+        + ("no more" if lower else "more")
+        + f" against the league's than against the self-play one ({probes}). "
+        + f"Source: `docs/data/{data.relative_to(DATA)}`. {_bench_provenance(data)}"
+    )
+
+
 FIGURES = (
     Figure("results_battalion", "results.md", "league_quality_battalion.txt", render_results_battalion),
     Figure(
@@ -754,12 +1159,30 @@ FIGURES = (
     Figure("results_cyclic_worth", "results.md", "bench/cyclic_worth.txt", render_bench_text),
     Figure("results_cyclic_worth_entropy", "results.md", "bench/cyclic_worth_entropy.txt", render_bench_text),
     Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
+    Figure(
+        "results_shared_games_kuhn",
+        "results.md",
+        "notes/data/tuning/kuhn_shared_games.txt",
+        render_results_shared_games_kuhn,
+    ),
     Figure("results_regret_kuhn", "results.md", "exploitability/regret_kuhn.txt", render_results_kuhn),
+    Figure(
+        "results_kuhn_six_minutes",
+        "results.md",
+        "notes/data/tuning/kuhn_six_minutes.txt",
+        render_results_kuhn_six_minutes,
+    ),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
     Figure("results_regret_leduc", "results.md", "exploitability/regret_leduc.txt", render_results_leduc),
     Figure(
         "results_leduc_mappo", "results.md", "exploitability/league_leduc_mappo.txt", render_results_leduc
+    ),
+    Figure(
+        "results_leduc_thirty_minutes",
+        "results.md",
+        "notes/data/tuning/leduc_thirty_minutes.txt",
+        render_results_leduc_thirty_minutes,
     ),
     Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
@@ -772,9 +1195,38 @@ FIGURES = (
     ),
     Figure("league_run_screenshot", "metrics.md", "league_run", render_league_run_screenshot),
     Figure("psro_kuhn_run", "quickstart.md", "psro_kuhn_run", render_psro_kuhn_run),
-    Figure("least_exploitable_solve", "league.md", "bench/least_exploitable_solve.txt", render_bench_text),
-    Figure("paired_games", "league.md", "bench/paired_games.txt", render_bench_text),
-    Figure("shared_games_behaviour", "league.md", "bench/shared_games_behaviour.txt", render_bench_text),
+    Figure(
+        "least_exploitable_solve",
+        "league.md",
+        "bench/least_exploitable_solve.txt",
+        render_least_exploitable_solve,
+    ),
+    Figure(
+        "adaptive_evaluation", "league.md", "notes/data/adaptive_evaluation.txt", render_adaptive_evaluation
+    ),
+    Figure("paired_games", "league.md", "bench/paired_games.txt", render_paired_games),
+    Figure(
+        "shared_games_kuhn", "league.md", "notes/data/tuning/kuhn_shared_games.txt", render_shared_games_kuhn
+    ),
+    Figure(
+        "shared_games_behaviour",
+        "league.md",
+        "bench/shared_games_behaviour.txt",
+        render_shared_games_behaviour,
+    ),
+    Figure(
+        "shared_games_behaviour_runs",
+        "league.md",
+        "notes/data/tuning/kuhn_shared_behaviour_bench.txt",
+        render_shared_games_behaviour_runs,
+    ),
+    Figure("league_run_reading", "league.md", "league_run", render_league_run_reading),
+    Figure(
+        "league_vs_self_play_ci",
+        "league.md",
+        "bench/league_vs_self_play_ci.txt",
+        render_league_vs_self_play_ci,
+    ),
     Figure("probe_validity_leduc", "evaluation.md", "bench/probe_validity_leduc.txt", render_probe_validity),
     Figure("probe_play", "evaluation.md", "bench/probe_play.txt", render_bench_text),
     Figure("rps_tiny_run", "quickstart.md", "rps_tiny_run", render_rps_tiny_run),
@@ -818,9 +1270,19 @@ def current(figure: Figure, docs: Path = DOCS) -> str:
     return match[2]
 
 
+def data_name(figure: Figure) -> str:
+    """The figure's data set as the repository names it (``docs/data/...`` or ``notes/data/...``)."""
+    return figure.data if figure.data.startswith(NOTES_DATA) else f"docs/data/{figure.data}"
+
+
+def data_path(figure: Figure, data: Path = DATA) -> Path:
+    """The figure's data set: under ``data`` (docs/data), or a lab notebook's under notes/data."""
+    return ROOT / figure.data if figure.data.startswith(NOTES_DATA) else data / figure.data
+
+
 def rendered(figure: Figure, data: Path = DATA) -> str:
     """The block's body as the data set gives it (ending with a newline)."""
-    path = data / figure.data
+    path = data_path(figure, data)
     if not path.exists():
         raise SystemExit(
             f"figure {figure.name}: its data {path} is missing; make it with the command that "
@@ -832,7 +1294,7 @@ def rendered(figure: Figure, data: Path = DATA) -> str:
 def header(figure: Figure) -> str:
     """The block's opening line, naming the data set it is drawn from."""
     return (
-        f"<!-- figure {figure.name}: generated by tools/regenerate_docs.py from docs/data/{figure.data}; "
+        f"<!-- figure {figure.name}: generated by tools/regenerate_docs.py from {data_name(figure)}; "
         "do not edit -->\n"
     )
 
@@ -856,6 +1318,74 @@ def write(figure: Figure, docs: Path = DOCS, data: Path = DATA) -> bool:
     return new != text
 
 
+# ---------------------------------------------------------------------------- numbers in prose
+
+#: the pages whose every measured number must be drawn from a data set (relative to the repository)
+NUMBER_CHECKED = ("README.md", "docs/quickstart.md", "docs/league.md", "docs/results.md")
+
+#: what a measured number looks like: a decimal point, or a unit of measurement after it
+_NUMBER = re.compile(
+    r"(?<![\w.\-/])(\d[\d,]*(?:\.\d+)?)"  # the number
+    r"(?:\s?[-–]\s?\d[\d,]*(?:\.\d+)?)?"  # the end of a range, 5.0-5.8
+    r"(?P<unit>(?:%|x\b|×|k\b)|\s?(?:M|s|ms|min|minutes?|seconds?|hours?|(?:env\s)?steps|generations?"
+    r"|members|games)\b)?"
+)
+#: what is not a number of ours: generated blocks, code, comments, link targets and quotations
+_NOT_PROSE = re.compile(
+    r"<!-- (?P<kind>figure|section) (?P<name>[\w-]+)[:\s].*?<!-- /(?P=kind) (?P=name) -->"  # generated
+    r"|^```.*?^```"  # a fenced code block
+    r"|`(?:[^`\n]|\n(?!\n))+`(?:\s+(?:=\s|\()[\d.,e-]+(?:\s?(?:s|min|steps|games)\b)?)?"  # code, and its value: `key` = 0.5, `key` (0.5)
+    r"|<!--.*?-->"  # a comment
+    r"|\]\([^)\s]*\)"  # a link's target
+    r'|"[^"]*"',  # a quotation: a source's words or a section's title
+    re.S | re.M,
+)
+#: numbers in prose that are not measurements, each with why
+NUMBER_ALLOWLIST = (
+    r"Python 3\.\d+",  # a version
+    r"arXiv \d+\.\d+",  # a citation
+    r"\b0\.5(?![\d%])",  # the even score (a draw, a game nobody wins), a definition; measured ones have 2-3 decimals
+    r"\b(?:seeds?|generations?) \d+(?:\s?[-–]\s?\d+)?(?:(?:,| and) \d+)*",  # names of seeds, generations
+    r"\b95% interval|\b2\.5% and 97\.5% quantiles",  # the interval's definition, not a measurement
+    r"\b\d{4}-\d\d-\d\d\b",  # a date
+    r"above 12 members",  # the payoff table's full size in TensorBoard (payoff_render.FULL_TABLE_MAX_AGENTS)
+)
+
+
+def measured_numbers(text: str) -> list[tuple[int, str]]:
+    """The measured numbers in a markdown page outside its figures and sections: (line, context).
+
+    A number counts as measured when it has a decimal point (0.533), is a range (17-20) or has a
+    unit of measurement after it: %, x or ×, k, M, s, ms, min, minutes, seconds, hours, steps,
+    env steps, generations, members, games. Not looked at: figure and section blocks (generated),
+    fenced code blocks, code spans and the value given to one (`` `key` = 0.5 ``, `` `key` (0.5) ``:
+    config and code shown as written), comments, link targets, quotations (a paper's words, a
+    section's title) and the phrases of ``NUMBER_ALLOWLIST`` (versions, citations, the even score
+    0.5, seed and generation names, the interval's definition, dates). A number spelled out
+    ("three learners", "six minutes") is a definition or a budget, and is not looked at either."""
+    blank = _NOT_PROSE.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), text)
+    for allowed in NUMBER_ALLOWLIST:
+        blank = re.sub(allowed, lambda m: " " * len(m[0]), blank)
+    found = []
+    for m in _NUMBER.finditer(blank):
+        if "." not in m[1] and not m["unit"] and "-" not in m[0] and "–" not in m[0]:
+            continue
+        line = blank.count("\n", 0, m.start()) + 1
+        source = text.splitlines()[line - 1]
+        column = m.start() - (blank.rfind("\n", 0, m.start()) + 1)
+        found.append((line, source[max(0, column - 30) : column + len(m[0]) + 30].strip()))
+    return found
+
+
+def unmeasured_prose(root: Path = ROOT) -> list[str]:
+    """One line per measured number written in the prose of ``NUMBER_CHECKED``."""
+    return [
+        f'{page}:{line}: "{context}" — move it into a figure or the allowlist'
+        for page in NUMBER_CHECKED
+        for line, context in measured_numbers((root / page).read_text(encoding="utf-8"))
+    ]
+
+
 def selected(only: list[str]) -> list[Figure]:
     known = {f.name for f in FIGURES} | {f.data.split(".")[0] for f in FIGURES}
     unknown = [name for name in only if name not in known]
@@ -869,7 +1399,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--only", nargs="+", default=[], help="figure names or data sets")
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a figure is stale")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 if a figure is stale or a measured number stands in the prose",
+    )
     parser.add_argument("--list", action="store_true", help="list the figures")
     parser.add_argument(
         "--capture", nargs=2, metavar=("DATA_SET", "RUN_DIR"), help="copy a run's files first"
@@ -877,7 +1411,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         for f in FIGURES:
-            print(f"{f.name:<22} docs/{f.doc:<16} docs/data/{f.data}")
+            print(f"{f.name:<22} docs/{f.doc:<16} {data_name(f)}")
         for section in doc_sections.SECTIONS:
             print(f"{section.name:<22} docs/{section.doc:<16} {section.source}")
         return 0
@@ -896,7 +1430,10 @@ def main(argv: list[str] | None = None) -> int:
         old += [section.name for section in sections if doc_sections.stale(section)]
         for name in old:
             print(f"stale: {name}; run python tools/regenerate_docs.py --only {name}")
-        return 1 if old else 0
+        loose = [] if only else unmeasured_prose()
+        for line in loose:
+            print(line)
+        return 1 if old or loose else 0
     for f in figures:
         print(f"{'rewrote' if write(f) else 'unchanged'}: {f.name} (docs/{f.doc})")
     for section in sections:
