@@ -322,7 +322,7 @@ def reference_opponent(config: ExperimentConfig) -> str | None:
         declared = envs.reference_opponent(config.env.name)
         if declared in baselines:
             return declared
-        ratings = envs.fixed_policy_ratings(config.env.name)
+        ratings = envs.fixed_policy_ratings(config.env.name, config.env.options)
         return max(baselines, key=lambda name: ratings.get(name, float("-inf")))
     if chosen not in baselines:
         listed = ", ".join(baselines) if baselines else "none"
