@@ -51,7 +51,8 @@ class EnvSection(Section):
     name: str = Field("battalion", min_length=1)
     """Environment name (``envs.env_names()``), ``pettingzoo:module:factory`` or ``openspiel:game``."""
     options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments for the environment factory (e.g. ``team_size: 2``)."""
+    """Keyword arguments for the environment factory (e.g. ``team_size: 2``; battalion's:
+    docs/battalion.md)."""
 
 
 class ExecutionSection(Section):
