@@ -221,6 +221,11 @@ COMMITTED: dict[str, Callable[[EnvSpec], Any]] = {
 }
 
 
+#: what a fixed opponent that exists only with some env options needs (the registry's
+#: ``fixed_policy_needs``: a one-line error names it)
+FIXED_POLICY_NEEDS: dict[str, str] = {name: "env.options.unit_classes: true" for name in COMMITTED}
+
+
 def fixed_policies_for(*, unit_classes: bool = False, **_: Any) -> dict[str, Callable[[EnvSpec], Any]]:
     """The fixed opponents of a game with these env options (the registry's ``fixed_policy_names``):
     :data:`FIXED_POLICIES`, and with ``unit_classes`` the :data:`COMMITTED` scripts."""

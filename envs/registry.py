@@ -262,13 +262,23 @@ def fixed_policy_names(env_name: str, options: Mapping[str, Any] | None = None) 
     return sorted(_fixed_policies(env_name, options))
 
 
+def fixed_policy_needs(env_name: str, policy_name: str) -> str:
+    """``"; it needs <options>"`` for a fixed opponent env ``env_name`` has only with some options
+    (its module's ``FIXED_POLICY_NEEDS``: battalion's committed scripts need ``unit_classes``),
+    else ``""``: the fix an error about an unknown fixed opponent names."""
+    if env_name.startswith(ADAPTER_PREFIXES) or env_name not in BUILTIN_ENVS:
+        return ""
+    needs = getattr(_module(env_name, policies=True), "FIXED_POLICY_NEEDS", {}).get(policy_name)
+    return f"; it needs {needs}" if needs else ""
+
+
 def make_fixed_policy(env_name: str, policy_name: str, **env_kwargs: Any) -> Any:
     """Build fixed opponent ``policy_name`` of env ``env_name`` (``env_kwargs`` shape its spec)."""
     table = _fixed_policies(env_name, env_kwargs)
     if policy_name not in table:
         valid = sorted(table)
         raise KeyError(
-            f"unknown fixed policy {policy_name!r} for env {env_name!r}"
+            f"unknown fixed policy {policy_name!r} for env {env_name!r}{fixed_policy_needs(env_name, policy_name)}"
             f"{_did_you_mean(policy_name, valid)} (valid: {', '.join(valid)})"
         )
     return table[policy_name](make_spec(env_name, **env_kwargs))

@@ -83,7 +83,7 @@ def validate(config: ExperimentConfig) -> Validated:
             listed = ", ".join(valid) if valid else "none for this env"
             raise ConfigError(
                 f"evaluation.baselines: unknown baseline {name!r} for env {config.env.name!r}"
-                f"{did_you_mean(name, valid)} (valid: {listed})"
+                f"{did_you_mean(name, valid)} (valid: {listed}){envs.fixed_policy_needs(config.env.name, name)}"
             )
     reference_opponent(config)  # a reference that is not a baseline: one line, here
     roles = sorted({setup.role.value for setup in scheduler.learners()})

@@ -263,8 +263,9 @@ def test_the_ladder_keeps_its_names_and_order_with_classes() -> None:
 
 def test_the_committed_scripts_need_the_option() -> None:
     assert not any(name.startswith("scripted_l5_") for name in envs.fixed_policy_names("battalion"))
-    with pytest.raises(KeyError, match="scripted_l5_archers"):
+    with pytest.raises(KeyError, match="scripted_l5_archers'.*; it needs env.options.unit_classes: true"):
         envs.make_fixed_policy("battalion", "scripted_l5_archers", team_size=2)
+    assert envs.fixed_policy_needs("battalion", "scripted_l5") == ""
     with pytest.raises(ValueError, match="unit_classes: true"):
         ScriptedBattalionPolicy(battalion.make_spec(2, 200), 5, commit=bc.ARCHERS)
 
@@ -280,7 +281,7 @@ def test_a_bad_option_value_is_one_line_naming_it_and_the_fix(value: object) -> 
 
 
 def test_a_bad_option_in_a_config_is_a_config_error() -> None:
-    from light_league.build import make_env_spec
+    from light_league.build import make_env_spec, validate
     from light_league.config import load_config
     from light_league.errors import ConfigError
 
@@ -290,3 +291,8 @@ def test_a_bad_option_in_a_config_is_a_config_error() -> None:
         make_env_spec(config)
     on = load_config(league, ["env.options.unit_classes=true"])
     assert make_env_spec(on).num_actions == NUM_ACTIONS + 3
+    off = load_config(league, ["evaluation.baselines=[random,scripted_l5_cavalry]"])
+    with pytest.raises(
+        ConfigError, match=r"'scripted_l5_cavalry'.*; it needs env.options.unit_classes: true$"
+    ):
+        validate(off)
