@@ -105,15 +105,28 @@ def observe_one(
     return out
 
 
+def _row_table() -> np.ndarray:
+    """``ROWS[ci + 1, cj + 1, enemy]``: what an observer of class ``ci`` sees of a unit of class
+    ``cj`` in play (class -1: none yet, index 0), by :func:`observe_one`'s rule."""
+    out = np.zeros((N_CLASSES + 1, N_CLASSES + 1, 2, OTHER_CLASS_FEATURES))
+    for ci in range(-1, N_CLASSES):
+        for cj in range(N_CLASSES):
+            for enemy in (False, True):
+                seen = observe_one([ci, cj], [True, True], 0, [1], [enemy])
+                out[ci + 1, cj + 1, int(enemy)] = seen[OWN_CLASS_FEATURES:]
+    return out
+
+
+ROWS = _row_table()
+#: ``OWN[c + 1]``: the observer's own class features (class -1: none yet)
+OWN = np.array([one_hot(c) for c in range(-1, N_CLASSES)])
+
+
 def observe(cls: np.ndarray, active: np.ndarray, others: np.ndarray, enemy: np.ndarray) -> np.ndarray:
     """The class features of every observer, ``(B, U, extra_obs_dim)``: ``cls`` ``(B, U)`` (-1
     before the choice), ``active`` ``(B, U)``, ``others`` ``(U, U - 1)`` (each observer's other
     units in observation order), ``enemy`` ``(U, U - 1)`` (which of them are enemies)."""
     b, u = cls.shape
-    onehot = (cls[..., None] == np.arange(N_CLASSES)).astype(np.float64)  # (B, U, 3)
-    cj = cls[:, others]  # (B, U, U - 1)
-    ci = np.broadcast_to(cls[:, :, None], cj.shape)
-    shown = active[:, others] & (cj >= 0)
-    edge = np.where(enemy[None] & (ci >= 0) & (cj >= 0), EDGE[np.maximum(ci, 0), np.maximum(cj, 0)], 0)
-    rows = np.concatenate([onehot[:, others], edge[..., None]], axis=-1) * shown[..., None]
-    return np.concatenate([onehot, rows.reshape(b, u, (u - 1) * OTHER_CLASS_FEATURES)], axis=-1)
+    rows = ROWS[cls[:, :, None] + 1, cls[:, others] + 1, enemy.astype(np.int64)]  # (B, U, U - 1, 4)
+    rows *= active[:, others, None]
+    return np.concatenate([OWN[cls + 1], rows.reshape(b, u, (u - 1) * OTHER_CLASS_FEATURES)], axis=-1)
