@@ -4,7 +4,8 @@
 ``make_spec(name, **kwargs)`` reads its spec (one game built and closed);
 ``make_fixed_policy(env_name, policy_name)`` builds a fixed opponent (scripted levels, random);
 ``env_names()``, ``fixed_policy_names(env_name)`` and ``action_names(env_name)`` list what exists; ``fixed_policy_ratings`` and
-``exact_game`` give the facts an env declares (its opponents' Elo anchors, its OpenSpiel game). Names: ``battalion``,
+``exact_game`` give the facts an env declares (its opponents' Elo anchors, its OpenSpiel game),
+``fixed_policy_needs`` the options a fixed opponent needs where it exists only with some. Names: ``battalion``,
 ``kuhn_poker``, ``leduc_poker``, ``rps``, ``biased_rps``, ``disc``, ``recall`` (a game only memory
 wins), ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``.
 """
@@ -16,6 +17,7 @@ from envs.registry import (
     exact_game,
     exact_games,
     fixed_policy_names,
+    fixed_policy_needs,
     fixed_policy_ratings,
     make_batched,
     make_fixed_policy,
@@ -33,6 +35,7 @@ __all__ = [
     "exact_game",
     "exact_games",
     "fixed_policy_names",
+    "fixed_policy_needs",
     "fixed_policy_ratings",
     "reference_opponent",
     "make_batched",

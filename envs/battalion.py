@@ -33,6 +33,12 @@ team-mates in play whose fire would hit it (the last three are zero for allies).
 state appends ``[x, y, cos, sin, strength, morale, active]`` of every battalion (own side first)
 in the agent's frame. ``BatchStep.positions`` holds each agent's position in its own frame.
 
+Option ``unit_classes`` (default false: the rules above, exactly): every battalion belongs to a
+class (infantry, cavalry, archers) that its team chooses on the first step, each class's fire
+doing extra damage into one class and less into another, a counter triangle that both teams see.
+The rules, the three actions it adds and the observation features it appends are in
+:mod:`envs.battalion_classes`; ``docs/battalion.md`` tells the game.
+
 Randomness (start jitter, fire noise) comes from the counter-based streams of :mod:`envs._rng`, so
 game ``b`` of a batch seeded ``s`` replays exactly like :class:`BattalionParallelEnv` seeded
 ``s + b``.
@@ -49,6 +55,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from envs import _rng
+from envs import battalion_classes as bc
 from envs.base import BatchedEnv, BatchStep, EnvSpec
 
 N_DIRS = 24
@@ -82,29 +89,43 @@ UNIT_STATE_FEATURES = 7
 RESET_STREAM = 1 << 20
 
 
-def obs_dim(team_size: int) -> int:
+def obs_dim(team_size: int, unit_classes: bool = False) -> int:
     """Length of an agent's observation for ``team_size`` battalions a side."""
-    return OWN_FEATURES + OTHER_FEATURES * (2 * team_size - 1) + 1
+    classic = OWN_FEATURES + OTHER_FEATURES * (2 * team_size - 1) + 1
+    return classic + (bc.extra_obs_dim(team_size) if unit_classes else 0)
 
 
-def _check_args(team_size: int, max_steps: int) -> None:
+def num_actions(unit_classes: bool = False) -> int:
+    """Number of actions: the classic eight, then the three class choices with ``unit_classes``."""
+    return NUM_ACTIONS + (bc.N_CLASSES if unit_classes else 0)
+
+
+def action_names_for(*, unit_classes: bool = False, **_: Any) -> tuple[str, ...]:
+    """The names of the actions of a game with these options (the registry's ``action_names``)."""
+    return ACTION_NAMES + (bc.CHOICE_NAMES if unit_classes else ())
+
+
+def _check_args(team_size: int, max_steps: int, unit_classes: bool = False) -> None:
     if not isinstance(team_size, int) or not 1 <= team_size <= 16:
         raise ValueError(f"battalion team_size must be an integer in [1, 16], got {team_size!r}")
     if not isinstance(max_steps, int) or not 1 <= max_steps <= 100_000:
         raise ValueError(f"battalion max_steps must be an integer in [1, 100000], got {max_steps!r}")
+    bc.check_option(unit_classes)
 
 
-def make_spec(team_size: int, max_steps: int) -> EnvSpec:
-    """The :class:`EnvSpec` of a ``team_size`` v ``team_size`` battle."""
-    _check_args(team_size, max_steps)
+def make_spec(team_size: int, max_steps: int, unit_classes: bool = False) -> EnvSpec:
+    """The :class:`EnvSpec` of a ``team_size`` v ``team_size`` battle (``unit_classes``: the
+    counter triangle of :mod:`envs.battalion_classes`)."""
+    _check_args(team_size, max_steps, unit_classes)
+    n_obs = obs_dim(team_size, unit_classes)
     agents = tuple(f"blue_{k}" for k in range(team_size)) + tuple(f"red_{k}" for k in range(team_size))
     return EnvSpec(
         name="battalion",
         agents=agents,
         seats=(tuple(range(team_size)), tuple(range(team_size, 2 * team_size))),
-        obs_dim=obs_dim(team_size),
-        state_dim=obs_dim(team_size) + UNIT_STATE_FEATURES * 2 * team_size,
-        num_actions=NUM_ACTIONS,
+        obs_dim=n_obs,
+        state_dim=n_obs + UNIT_STATE_FEATURES * 2 * team_size,
+        num_actions=num_actions(unit_classes),
         symmetric=True,
         turn_based=False,
         score_range=(-1.0 - WIN_BONUS, 1.0 + WIN_BONUS),
@@ -148,13 +169,16 @@ def _start_unit(seed: int, episode: int, unit: int, team_size: int) -> tuple[flo
 class _Game:
     """One battle in plain Python lists (absolute frame)."""
 
-    def __init__(self, team_size: int, max_steps: int) -> None:
+    def __init__(self, team_size: int, max_steps: int, unit_classes: bool = False) -> None:
         self.n = team_size
         self.max_steps = max_steps
         self.n_units = 2 * team_size
+        self.classes = unit_classes
+        self.n_actions = num_actions(unit_classes)
         self.seat = [0] * team_size + [1] * team_size
         others, state, _ = _orders(team_size)
         self.others = others.tolist()
+        self.enemy = [[self.seat[j] != self.seat[i] for j in row] for i, row in enumerate(self.others)]
         self.state_order = state.tolist()
         self.seed = 0
         self.episode = 0
@@ -165,6 +189,7 @@ class _Game:
         self.s: list[float] = []
         self.m: list[float] = []
         self.active: list[bool] = []
+        self.cls: list[int] = []  # each unit's class (-1: none yet, or no classes)
 
     def start(self, seed: int, episode: int) -> None:
         self.seed, self.episode, self.t = seed, episode, 0
@@ -175,6 +200,11 @@ class _Game:
         self.s = [1.0] * self.n_units
         self.m = [1.0] * self.n_units
         self.active = [True] * self.n_units
+        self.cls = [-1] * self.n_units
+
+    def choosing(self) -> bool:
+        """Whether this is the choice step of a game with classes."""
+        return self.classes and self.t == 0
 
     def target(self, u: int) -> tuple[int, float]:
         """The enemy unit ``u`` would hit and the distance, or ``(-1, 0.0)``."""
@@ -197,7 +227,8 @@ class _Game:
         back = (self.x[u] - self.x[v]) * COS[self.h[v]] + (self.y[u] - self.y[v]) * SIN[self.h[v]]
         cos_back = back / d if d > 0.0 else 1.0
         flank = 1.25 - 0.25 * cos_back
-        return BASE_DAMAGE * self.s[u] * range_f * flank * noise
+        dmg = BASE_DAMAGE * self.s[u] * range_f * flank * noise
+        return dmg * bc.damage_factor(self.cls[u], self.cls[v]) if self.classes else dmg
 
     def move(self, u: int, a: int) -> None:
         h = self.h[u]
@@ -220,6 +251,10 @@ class _Game:
     def step(self, actions: list[int]) -> tuple[list[float], int]:
         """Advance one step. Returns the strength lost per seat and the result:
         -1 running, 0 seat 0 lost, 1 draw, 2 seat 0 won, 3 draw at the step limit."""
+        if self.choosing():
+            self.cls = [bc.chosen_class(a, NUM_ACTIONS) for a in actions]
+            self.t += 1
+            return [0.0, 0.0], self._result()
         incoming = [0.0] * self.n_units
         firing = [False] * self.n_units
         for u in range(self.n_units):
@@ -284,13 +319,18 @@ class _Game:
                 + [float(aim[i] == j), float(enemy and aim[j] == i), allies_aimed]
             )
         obs.append(self.t / self.max_steps)
+        if self.classes:
+            obs.extend(bc.observe_one(self.cls, self.active, i, self.others[i], self.enemy[i]))
         state = list(obs)
         for j in self.state_order[i]:
             state.extend([xs[j], ys[j], COS[hs[j]], SIN[hs[j]], self.s[j], self.m[j], float(self.active[j])])
         return np.array(obs, dtype=np.float32), np.array(state, dtype=np.float32)
 
     def mask(self, i: int) -> np.ndarray:
-        out = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        out = np.zeros(self.n_actions, dtype=np.int8)
+        if self.choosing():
+            out[NUM_ACTIONS:] = 1
+            return out
         if not self.active[i]:
             out[HOLD] = 1
             return out
@@ -311,11 +351,13 @@ class BattalionParallelEnv(ParallelEnv):
 
     metadata = {"name": "battalion_v1", "render_modes": []}
 
-    def __init__(self, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS) -> None:
-        self.spec_ = make_spec(team_size, max_steps)
+    def __init__(
+        self, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS, unit_classes: bool = False
+    ) -> None:
+        self.spec_ = make_spec(team_size, max_steps, unit_classes)
         self.possible_agents = list(self.spec_.agents)
         self.agents: list[str] = []
-        self._game = _Game(team_size, max_steps)
+        self._game = _Game(team_size, max_steps, unit_classes)
         self._seed = _rng.fresh_seed()
         self._episode = -1
         self._index = {a: k for k, a in enumerate(self.possible_agents)}
@@ -326,7 +368,7 @@ class BattalionParallelEnv(ParallelEnv):
 
     @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
-        return gymnasium.spaces.Discrete(NUM_ACTIONS)
+        return gymnasium.spaces.Discrete(self.spec_.num_actions)
 
     def state(self) -> np.ndarray:
         """The critic state of the first blue battalion (blue's view of the whole field)."""
@@ -406,10 +448,18 @@ _BONUS0 = np.array([-WIN_BONUS, 0.0, WIN_BONUS, 0.0, 0.0])  # indexed by result 
 class BattalionBatchedEnv(BatchedEnv):
     """``num_envs`` battles stepped together; see the module docstring for the rules."""
 
-    def __init__(self, num_envs: int, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        team_size: int = 2,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        unit_classes: bool = False,
+    ) -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.spec = make_spec(team_size, max_steps)
+        self.spec = make_spec(team_size, max_steps, unit_classes)
+        self.classes = unit_classes
         self.num_envs = num_envs
         self.n = team_size
         self.n_units = 2 * team_size
@@ -431,6 +481,8 @@ class BattalionBatchedEnv(BatchedEnv):
         self.ret = np.zeros((b, 2))
         self._tgt = np.full((b, u), -1, dtype=np.int64)
         self._dist = np.zeros((b, u))
+        self.cls = np.full((b, u), -1, dtype=np.int64)  # each unit's class (-1: none yet, or no classes)
+        self._classic_dim = obs_dim(team_size)  # the classic features lead the observation
 
     def reset(self, seed: int | None = None) -> BatchStep:
         base = _rng.check_seed(_rng.fresh_seed() if seed is None else seed)
@@ -455,6 +507,8 @@ class BattalionBatchedEnv(BatchedEnv):
             grid[row][col] = letter if self.active[game, u] else "x"
             facing = _COMPASS[round(int(self.h[game, u]) * 360 / N_DIRS / 45) % 8]
             state = "" if self.active[game, u] else " (out)"
+            if self.classes and self.cls[game, u] >= 0:
+                state = f" {bc.CLASS_NAMES[int(self.cls[game, u])]}{state}"
             lines.append(
                 f"{letter} {self.spec.agents[u]:<7} at ({x:.2f}, {y:.2f}) facing {facing:<2} "
                 f"strength {self.s[game, u]:.2f} morale {self.m[game, u]:.2f}{state}"
@@ -477,6 +531,7 @@ class BattalionBatchedEnv(BatchedEnv):
             self.x[games, u], self.y[games, u], self.h[games, u] = x, y, h
         self.s[games], self.m[games], self.active[games] = 1.0, 1.0, True
         self.t[games], self.ret[games] = 0, 0.0
+        self.cls[games] = -1
         self._tgt, self._dist = self._targets()
 
     def _targets(self) -> tuple[np.ndarray, np.ndarray]:
@@ -516,6 +571,8 @@ class BattalionBatchedEnv(BatchedEnv):
             cos_back = np.where(d > 0.0, back / np.where(d > 0.0, d, 1.0), 1.0)
             flank = 1.25 - 0.25 * cos_back
             dmg = BASE_DAMAGE * self.s[:, u] * range_f * flank * noise
+            if self.classes:
+                dmg = dmg * bc.damage_factors(self.cls[:, u], self.cls[games, v])
             for w in np.flatnonzero(self._seat != self._seat[u]):
                 incoming[:, w] += np.where(firing[:, u] & (self._tgt[:, u] == w), dmg, 0.0)
         return incoming
@@ -548,8 +605,11 @@ class BattalionBatchedEnv(BatchedEnv):
         if a.shape != (self.num_envs, self.n_units):
             raise ValueError(f"actions must have shape {(self.num_envs, self.n_units)}, got {a.shape}")
         firing = self.active & (a == FIRE) & (self._tgt >= 0)
+        moving = self.active & ~firing
+        if self.classes:
+            a, firing, moving = self._choose(a, firing, moving)
         incoming = self._incoming(firing)
-        self._move(a, self.active & ~firing)
+        self._move(a, moving)
         lost = self._apply_damage(incoming)
         self.t += 1
         out0 = ~self.active[:, : self.n].any(axis=1)
@@ -570,6 +630,16 @@ class BattalionBatchedEnv(BatchedEnv):
             self._tgt, self._dist = self._targets()
         return self._batch_step(reward, done, result == 3, result, seat_return)
 
+    def _choose(
+        self, a: np.ndarray, firing: np.ndarray, moving: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The choice step of the games at ``t = 0``: their classes are set and nobody there fires
+        or moves. Returns the actions (a class action elsewhere holds), firing and moving."""
+        choosing = (self.t == 0)[:, None]
+        self.cls = np.where(choosing, bc.chosen_classes(a, NUM_ACTIONS), self.cls)
+        a = np.where(a < NUM_ACTIONS, a, HOLD)
+        return a, firing & ~choosing, moving & ~choosing
+
     def _batch_step(
         self,
         reward: np.ndarray,
@@ -579,10 +649,14 @@ class BattalionBatchedEnv(BatchedEnv):
         seat_return: np.ndarray | None = None,
     ) -> BatchStep:
         obs, state, positions = self._observe()
-        mask = np.zeros((self.num_envs, self.n_units, NUM_ACTIONS), dtype=bool)
+        mask = np.zeros((self.num_envs, self.n_units, self.spec.num_actions), dtype=bool)
         mask[:, :, :FIRE] = self.active[:, :, None]
         mask[:, :, HOLD] = True
         mask[:, :, FIRE] = self.active & (self._tgt >= 0)
+        if self.classes:
+            choosing = (self.t == 0)[:, None, None]
+            mask[:, :, :NUM_ACTIONS] &= ~choosing
+            mask[:, :, NUM_ACTIONS:] = choosing
         return BatchStep(
             obs=obs,
             state=state,
@@ -610,7 +684,9 @@ class BattalionBatchedEnv(BatchedEnv):
         for k, feat in enumerate((xi, yi, _COS[hi], _SIN[hi], self.s, self.m, self.active)):
             obs[:, :, k] = feat
         self._observe_others(obs, xs, ys, hs, xi, yi, hi)
-        obs[:, :, n_obs - 1] = (self.t / self.spec.max_steps)[:, None]
+        obs[:, :, self._classic_dim - 1] = (self.t / self.spec.max_steps)[:, None]
+        if self.classes:
+            obs[:, :, self._classic_dim :] = bc.observe(self.cls, self.active, self._others, self._enemy)
         # the critic's view of the units is the same for every observer of a seat (units 0..n-1
         # sit in seat 0, n..2n-1 in seat 1): build it from each seat's first unit, copy it to all
         firsts, so = self._seat_firsts, self._state_order[self._seat_firsts[:, 0]]  # so: (2, U)
@@ -688,12 +764,15 @@ class BattalionBatchedEnv(BatchedEnv):
 
 
 def make_batched(
-    num_envs: int, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS
+    num_envs: int, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS, unit_classes: bool = False
 ) -> BattalionBatchedEnv:
-    """``num_envs`` battalion games in one numpy call (``team_size`` battalions a side)."""
-    return BattalionBatchedEnv(num_envs, team_size=team_size, max_steps=max_steps)
+    """``num_envs`` battalion games in one numpy call (``team_size`` battalions a side;
+    ``unit_classes``: the counter triangle of :mod:`envs.battalion_classes`)."""
+    return BattalionBatchedEnv(num_envs, team_size=team_size, max_steps=max_steps, unit_classes=unit_classes)
 
 
-def make_parallel(*, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS) -> BattalionParallelEnv:
+def make_parallel(
+    *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS, unit_classes: bool = False
+) -> BattalionParallelEnv:
     """One battalion game behind PettingZoo's Parallel API."""
-    return BattalionParallelEnv(team_size=team_size, max_steps=max_steps)
+    return BattalionParallelEnv(team_size=team_size, max_steps=max_steps, unit_classes=unit_classes)

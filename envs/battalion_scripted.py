@@ -15,6 +15,12 @@ the observation width, so one policy object plays 1v1, 2v2 or 3v3):
   firing at whatever is in its arc while the focus target is outside it (more than 45 degrees
   off its facing).
 
+With ``unit_classes`` (:mod:`envs.battalion_classes`) every level plays the same way after the
+choice step, where it picks each battalion's class uniformly at random (the even mixture, which
+no choice of classes beats). Level 5's committed variants, ``scripted_l5_infantry``,
+``scripted_l5_cavalry`` and ``scripted_l5_archers``, choose their class for every battalion, then
+play as level 5; they are fixed opponents of the env only with the option on.
+
 The rules' pieces (``enemy_bearing``, ``nearest``, ``weakest_in_range``, ``most_centred``,
 ``one_hot``, ``TURN_STEP``) are public: ``bench/scripted_headroom.py`` builds level 5's variants
 from them.
@@ -28,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from envs import battalion_classes as bc
 from envs.base import EnvSpec
 from envs.battalion import (
     ADVANCE,
@@ -50,27 +57,38 @@ _L1_HOLD, _L1_FIRE, _L1_DRIFT = 0.45, 0.35, 0.2
 
 
 class ScriptedBattalionPolicy:
-    """A fixed battalion opponent of the given ``level`` (1..5) for ``spec.team_size`` a side."""
+    """A fixed battalion opponent of the given ``level`` (1..5) for ``spec.team_size`` a side;
+    with ``unit_classes``, ``commit`` (a class of :mod:`envs.battalion_classes`) is the class it
+    chooses for every battalion (None: each one's uniformly at random)."""
 
-    def __init__(self, spec: EnvSpec, level: int) -> None:
+    def __init__(self, spec: EnvSpec, level: int, commit: int | None = None) -> None:
         if spec.name != "battalion":
             raise ValueError(f"scripted battalion policies need the battalion env, got {spec.name!r}")
         if level not in range(1, 6):
             raise ValueError(f"scripted level must be in 1..5, got {level!r}")
+        if commit is not None and spec.num_actions != NUM_ACTIONS + bc.N_CLASSES:
+            raise ValueError(
+                f"a scripted policy committed to {bc.CLASS_NAMES[commit]} needs the battalion env with "
+                "unit classes; set env.options.unit_classes: true"
+            )
         self.spec = spec
         self.level = level
+        self.commit = commit
 
     def log_probs(self, obs: np.ndarray, mask: np.ndarray, agent_idx: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, dtype=np.float64)
         mask = np.asarray(mask, dtype=bool)
-        n = _team_size(obs.shape[1])
-        enemies = obs[:, OWN_FEATURES:-1].reshape(len(obs), 2 * n - 1, OTHER_FEATURES)[:, n - 1 :]
+        n = _team_size(obs.shape[1], classes=mask.shape[1] > NUM_ACTIONS)
+        rows = obs[:, OWN_FEATURES : OWN_FEATURES + OTHER_FEATURES * (2 * n - 1)]
+        enemies = rows.reshape(len(obs), 2 * n - 1, OTHER_FEATURES)[:, n - 1 :]
         if self.level == 1:
             probs = self._level1(mask)
         elif self.level == 2:
             probs = self._level2(enemies, mask)
         else:
-            probs = one_hot(self._deterministic(enemies, mask))
+            probs = one_hot(self._deterministic(enemies, mask), mask.shape[1])
+        if mask.shape[1] > NUM_ACTIONS:
+            probs = self._choose(probs, mask)
         probs = np.where(mask, probs, 0.0)
         total = probs.sum(axis=1, keepdims=True)
         probs = np.where(
@@ -78,6 +96,16 @@ class ScriptedBattalionPolicy:
         )
         with np.errstate(divide="ignore"):
             return np.where(mask, np.log(probs), -np.inf).astype(np.float32)
+
+    def _choose(self, probs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """On the choice step (its actions legal), the committed class or each class alike."""
+        choosing = mask[:, NUM_ACTIONS:].any(axis=1, keepdims=True)
+        if self.commit is None:
+            choice = np.zeros(mask.shape)
+            choice[:, NUM_ACTIONS:] = 1.0
+        else:
+            choice = one_hot(np.full(len(mask), NUM_ACTIONS + self.commit), mask.shape[1])
+        return np.where(choosing, choice, probs)
 
     @staticmethod
     def _level1(mask: np.ndarray) -> np.ndarray:
@@ -119,11 +147,14 @@ class ScriptedBattalionPolicy:
         return action
 
 
-def _team_size(width: int) -> int:
-    """Battalions a side, read from the observation width (the policy works at any team size)."""
-    n, rest = divmod(width - OWN_FEATURES - 1 + OTHER_FEATURES, 2 * OTHER_FEATURES)
-    if rest or n < 1 or obs_dim(n) != width:
-        raise ValueError(f"observation width {width} is not a battalion observation (26 x team_size - 5)")
+def _team_size(width: int, *, classes: bool = False) -> int:
+    """Battalions a side, read from the observation width (the policy works at any team size);
+    ``classes``: the observation of a game with unit classes (its mask has the choice actions)."""
+    per = 2 * (OTHER_FEATURES + (bc.OTHER_CLASS_FEATURES if classes else 0))
+    n = round((width - obs_dim(0, classes)) / per)
+    if n < 1 or obs_dim(n, classes) != width:
+        form = "34 x team_size - 6" if classes else "26 x team_size - 5"
+        raise ValueError(f"observation width {width} is not a battalion observation ({form})")
     return n
 
 
@@ -151,16 +182,16 @@ def most_centred(enemies: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.argmin(off, axis=1) == target
 
 
-def one_hot(action: np.ndarray) -> np.ndarray:
-    """Probability rows (N, NUM_ACTIONS) that choose ``action``."""
-    out = np.zeros((len(action), NUM_ACTIONS))
+def one_hot(action: np.ndarray, width: int = NUM_ACTIONS) -> np.ndarray:
+    """Probability rows (N, ``width``) that choose ``action``."""
+    out = np.zeros((len(action), width))
     out[np.arange(len(action)), action] = 1.0
     return out
 
 
-def _scripted(level: int) -> Callable[[EnvSpec], ScriptedBattalionPolicy]:
+def _scripted(level: int, commit: int | None = None) -> Callable[[EnvSpec], ScriptedBattalionPolicy]:
     def build(spec: EnvSpec) -> ScriptedBattalionPolicy:
-        return ScriptedBattalionPolicy(spec, level)
+        return ScriptedBattalionPolicy(spec, level, commit)
 
     return build
 
@@ -182,3 +213,26 @@ FIXED_POLICY_RATINGS: dict[str, float] = {
     "random": 800.0,
     **{f"scripted_l{k}": 900.0 + 100.0 * k for k in range(1, 6)},
 }
+
+#: Level 5 committed to each unit class: fixed opponents only with ``unit_classes`` (each beats
+#: one of the others and loses to the third; docs/battalion.md, "Unit classes")
+COMMITTED: dict[str, Callable[[EnvSpec], Any]] = {
+    f"scripted_l5_{name}": _scripted(5, k) for k, name in enumerate(bc.CLASS_NAMES)
+}
+
+
+#: what a fixed opponent that exists only with some env options needs (the registry's
+#: ``fixed_policy_needs``: a one-line error names it)
+FIXED_POLICY_NEEDS: dict[str, str] = {name: "env.options.unit_classes: true" for name in COMMITTED}
+
+
+def fixed_policies_for(*, unit_classes: bool = False, **_: Any) -> dict[str, Callable[[EnvSpec], Any]]:
+    """The fixed opponents of a game with these env options (the registry's ``fixed_policy_names``):
+    :data:`FIXED_POLICIES`, and with ``unit_classes`` the :data:`COMMITTED` scripts."""
+    return {**FIXED_POLICIES, **(COMMITTED if unit_classes is True else {})}
+
+
+def fixed_policy_ratings_for(*, unit_classes: bool = False, **_: Any) -> dict[str, float]:
+    """The fixed ratings of :func:`fixed_policies_for`'s opponents: a committed script at level 5's."""
+    committed = {name: FIXED_POLICY_RATINGS["scripted_l5"] for name in COMMITTED}
+    return {**FIXED_POLICY_RATINGS, **(committed if unit_classes is True else {})}

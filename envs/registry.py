@@ -5,7 +5,11 @@ A built-in env module provides ``make_batched(num_envs, **kwargs)``, ``make_para
 and optionally ``FIXED_POLICIES`` (name -> ``Callable[[EnvSpec], policy]``),
 ``FIXED_POLICY_RATINGS`` and ``REFERENCE_OPPONENT`` (the fixed policy every "vs baseline" figure
 of a run is against, where the run has it as a baseline), or names the module that declares them
-(``EnvEntry.policies``: battalion's scripted opponents live beside the env, which they import). Adapters are named
+(``EnvEntry.policies``: battalion's scripted opponents live beside the env, which they import).
+Where they depend on the env's options, the module adds a function of the options named after
+the fact (``fixed_policies_for(**options)``, ``fixed_policy_ratings_for``, ``action_names_for``;
+battalion's ``unit_classes`` adds opponents and actions), which the registry calls when given
+the options. Adapters are named
 ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``; their only fixed policy is
 ``random``. ``envs/`` imports nothing from ``light_league``, so the did-you-mean helper is local.
 """
@@ -15,7 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -123,10 +127,21 @@ def make_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     return _call(name, module.make_parallel, **_kwargs(name, kwargs))
 
 
-def _fixed_policies(env_name: str) -> dict[str, Callable[[EnvSpec], Any]]:
+def _declared(module: ModuleType, fact: str, options: Mapping[str, Any] | None, default: Any) -> Any:
+    """The module's ``FACT``, or what its ``fact_for(**options)`` says for these env options."""
+    for_options = getattr(module, f"{fact.lower()}_for", None)
+    if options and callable(for_options):
+        return for_options(**options)
+    return getattr(module, fact, default)
+
+
+def _fixed_policies(
+    env_name: str, options: Mapping[str, Any] | None = None
+) -> dict[str, Callable[[EnvSpec], Any]]:
     if env_name.startswith(ADAPTER_PREFIXES):
         return {"random": UniformRandomPolicy}
-    return dict(getattr(_module(env_name, policies=True), "FIXED_POLICIES", {"random": UniformRandomPolicy}))
+    module = _module(env_name, policies=True)
+    return dict(_declared(module, "FIXED_POLICIES", options, {"random": UniformRandomPolicy}))
 
 
 #: the rating of a fixed opponent whose env declares none (the uniformly random player's)
@@ -135,13 +150,14 @@ RANDOM_POLICY_RATING = 800.0
 UNRATED_POLICY_RATING = 1000.0
 
 
-def fixed_policy_ratings(env_name: str) -> dict[str, float]:
-    """The fixed Elo rating of each fixed opponent of ``env_name`` (they anchor the rating
-    scale): the env module's ``FIXED_POLICY_RATINGS``, ``random`` at 800 where it declares none."""
-    names = _fixed_policies(env_name)
+def fixed_policy_ratings(env_name: str, options: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """The fixed Elo rating of each fixed opponent of ``env_name`` with env ``options`` (they
+    anchor the rating scale): the env module's ``FIXED_POLICY_RATINGS``, ``random`` at 800 where
+    it declares none."""
+    names = _fixed_policies(env_name, options)
     declared: dict[str, float] = {}
     if not env_name.startswith(ADAPTER_PREFIXES):
-        declared = dict(getattr(_module(env_name, policies=True), "FIXED_POLICY_RATINGS", {}))
+        declared = dict(_declared(_module(env_name, policies=True), "FIXED_POLICY_RATINGS", options, {}))
     return {
         name: float(declared.get(name, RANDOM_POLICY_RATING if name == "random" else UNRATED_POLICY_RATING))
         for name in sorted(names)
@@ -220,12 +236,13 @@ def exact_games() -> list[str]:
     return [name for name in env_names() if exact_game(name) is not None]
 
 
-def action_names(env_name: str) -> tuple[str, ...] | None:
-    """The names of env ``env_name``'s actions (its module's ``ACTION_NAMES``), None where it
-    declares none (adapters, the poker and matrix games: their actions are numbered)."""
+def action_names(env_name: str, options: Mapping[str, Any] | None = None) -> tuple[str, ...] | None:
+    """The names of env ``env_name``'s actions with env ``options`` (its module's
+    ``ACTION_NAMES``), None where it declares none (adapters, the poker and matrix games: their
+    actions are numbered)."""
     if env_name.startswith(ADAPTER_PREFIXES):
         return None
-    names = getattr(_module(env_name), "ACTION_NAMES", None)
+    names = _declared(_module(env_name), "ACTION_NAMES", options, None)
     return None if names is None else tuple(str(n) for n in names)
 
 
@@ -239,18 +256,29 @@ def reference_opponent(env_name: str) -> str | None:
     return declared if isinstance(declared, str) and declared in _fixed_policies(env_name) else None
 
 
-def fixed_policy_names(env_name: str) -> list[str]:
-    """Names of the fixed opponents env ``env_name`` ships (scripted levels, random ...)."""
-    return sorted(_fixed_policies(env_name))
+def fixed_policy_names(env_name: str, options: Mapping[str, Any] | None = None) -> list[str]:
+    """Names of the fixed opponents env ``env_name`` ships with env ``options`` (scripted levels,
+    random ...)."""
+    return sorted(_fixed_policies(env_name, options))
+
+
+def fixed_policy_needs(env_name: str, policy_name: str) -> str:
+    """``"; it needs <options>"`` for a fixed opponent env ``env_name`` has only with some options
+    (its module's ``FIXED_POLICY_NEEDS``: battalion's committed scripts need ``unit_classes``),
+    else ``""``: the fix an error about an unknown fixed opponent names."""
+    if env_name.startswith(ADAPTER_PREFIXES) or env_name not in BUILTIN_ENVS:
+        return ""
+    needs = getattr(_module(env_name, policies=True), "FIXED_POLICY_NEEDS", {}).get(policy_name)
+    return f"; it needs {needs}" if needs else ""
 
 
 def make_fixed_policy(env_name: str, policy_name: str, **env_kwargs: Any) -> Any:
     """Build fixed opponent ``policy_name`` of env ``env_name`` (``env_kwargs`` shape its spec)."""
-    table = _fixed_policies(env_name)
+    table = _fixed_policies(env_name, env_kwargs)
     if policy_name not in table:
         valid = sorted(table)
         raise KeyError(
-            f"unknown fixed policy {policy_name!r} for env {env_name!r}"
+            f"unknown fixed policy {policy_name!r} for env {env_name!r}{fixed_policy_needs(env_name, policy_name)}"
             f"{_did_you_mean(policy_name, valid)} (valid: {', '.join(valid)})"
         )
     return table[policy_name](make_spec(env_name, **env_kwargs))

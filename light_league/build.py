@@ -77,13 +77,13 @@ def validate(config: ExperimentConfig) -> Validated:
     scheduler = build_scheduler(
         config.scheduler_name, config.scheduler_options, seed=derive_seed(config.experiment.seed, "scheduler")
     )
-    valid = envs.fixed_policy_names(config.env.name)
+    valid = envs.fixed_policy_names(config.env.name, config.env.options)
     for name in config.evaluation.baselines:
         if name not in valid:
             listed = ", ".join(valid) if valid else "none for this env"
             raise ConfigError(
                 f"evaluation.baselines: unknown baseline {name!r} for env {config.env.name!r}"
-                f"{did_you_mean(name, valid)} (valid: {listed})"
+                f"{did_you_mean(name, valid)} (valid: {listed}){envs.fixed_policy_needs(config.env.name, name)}"
             )
     reference_opponent(config)  # a reference that is not a baseline: one line, here
     roles = sorted({setup.role.value for setup in scheduler.learners()})
@@ -281,7 +281,7 @@ def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> 
         payoff_decay=config.league.payoff_decay,
         elo_k=config.evaluation.elo_k,
         baselines=list(config.evaluation.baselines),
-        baseline_ratings=envs.fixed_policy_ratings(config.env.name),
+        baseline_ratings=envs.fixed_policy_ratings(config.env.name, config.env.options),
         num_actions=spec.num_actions,
         meta_solver=build_meta_solver(config.league.meta_solver),
         stability_draws=config.league.meta_stability_draws,

@@ -51,7 +51,8 @@ class EnvSection(Section):
     name: str = Field("battalion", min_length=1)
     """Environment name (``envs.env_names()``), ``pettingzoo:module:factory`` or ``openspiel:game``."""
     options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments for the environment factory (e.g. ``team_size: 2``)."""
+    """Keyword arguments for the environment factory (e.g. ``team_size: 2``; battalion's:
+    docs/battalion.md)."""
 
 
 class ExecutionSection(Section):
@@ -322,7 +323,7 @@ def reference_opponent(config: ExperimentConfig) -> str | None:
         declared = envs.reference_opponent(config.env.name)
         if declared in baselines:
             return declared
-        ratings = envs.fixed_policy_ratings(config.env.name)
+        ratings = envs.fixed_policy_ratings(config.env.name, config.env.options)
         return max(baselines, key=lambda name: ratings.get(name, float("-inf")))
     if chosen not in baselines:
         listed = ", ".join(baselines) if baselines else "none"

@@ -29,7 +29,7 @@ def player(run: RunReader, name: str) -> Policy:
     members = run.members()
     if name in members or Path(f"{run.policy_path(name)}.pt").exists():
         return run.policy(name)
-    fixed = envs.fixed_policy_names(env.name)
+    fixed = envs.fixed_policy_names(env.name, env.options)
     if name in fixed:
         from light_league.algorithms.registry import FIXED, build_policy
 
@@ -94,7 +94,7 @@ def watch(
     config = run.config
     env = run.make_env(1)
     spec = env.spec
-    names = envs.action_names(config.env.name)
+    names = envs.action_names(config.env.name, config.env.options)
     render = getattr(env, "render_text", None)
     rng = np.random.default_rng(seed)
     hidden = [np.zeros((len(spec.seats[s]), hidden_dim(players[s])), dtype=np.float32) for s in (0, 1)]

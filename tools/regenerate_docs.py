@@ -1241,6 +1241,7 @@ FIGURES = (
     Figure("recurrent_throughput", "mappo.md", "bench/recurrent_throughput.txt", render_recurrent_throughput),
     Figure("meta_stability_cost", "league.md", "bench/meta_stability_cost.txt", render_bench_text),
     Figure("meta_stability_budget", "league.md", "bench/meta_stability_budget.txt", render_bench_text),
+    Figure("battalion_unit_classes", "battalion.md", "bench/unit_classes.txt", render_bench_text),
 )
 CAPTURES = {
     "league_run": capture_league_run,

@@ -21,6 +21,7 @@ OPTION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("battalion", {"team_size": 1}),
     ("battalion", {"team_size": 2}),
     ("battalion", {"team_size": 3, "max_steps": 60}),
+    ("battalion", {"team_size": 2, "unit_classes": True}),
     ("recall", {"team_size": 2, "num_signals": 3, "delay": 2}),
 ]
 #: every env the registry knows, with its default options, then the variants
