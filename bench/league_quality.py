@@ -21,7 +21,7 @@ rules), then reads each run directory back and prints, per seed and as mean / wo
         # the Nash mass, and how each new snapshot scores against the previous Nash mixture (an
         # exploiter that does its job scores above 0.5 there)
     python bench/league_quality.py --from-runs RUN_DIR --reevaluate 512 # each of those snapshots
-        # against the strongest baseline again, 512 games (half per seat), with a 95% interval: the
+        # against the run's reference opponent again, 512 games (half per seat), with a 95% interval: the
         # run's own reading is 2 x episodes_per_pair games (32 for league.yaml, about +-0.17)
 
 The output starts with the date, the machine (cores, load average) and the library versions.
@@ -30,6 +30,8 @@ The output starts with the date, the machine (cores, load average) and the libra
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -56,7 +58,7 @@ class RunSummary:
     generations: int = 0
     wall_s: float = 0.0
     env_steps: int = 0
-    #: battalion-like: newest main snapshot's win rate vs the strongest baseline, per generation
+    #: battalion-like: newest main snapshot's win rate vs the run's reference opponent, per generation
     vs_best: list[float] = field(default_factory=list)
     best_baseline: str = ""
     #: the newest main-agent snapshot's id, per generation (where ``vs_best`` is read)
@@ -95,7 +97,13 @@ def read_run(run_dir: Path, seed: str) -> RunSummary:
         if baselines:
             table = run.payoff(rec.generation)
             ids = table.agent_ids
-            best = max(baselines, key=lambda b: rec.rating.get(b, 0.0))
+            # the run's fixed reference opponent; the highest-rated baseline only in runs without one
+            # (that one can change from generation to generation as the ratings move)
+            best = (
+                rec.reference
+                if rec.reference in baselines
+                else max(baselines, key=lambda b: rec.rating.get(b, 0.0))
+            )
             mains = [pid for pid in ids if roles.get(pid) == "main_agent"]
             newest = mains[-1]
             out.best_baseline = best
@@ -334,7 +342,7 @@ def main() -> None:
         "--reevaluate",
         type=int,
         metavar="GAMES",
-        help="play every generation's newest main-agent snapshot against the strongest baseline again",
+        help="play every generation's newest main-agent snapshot against the run's reference opponent again",
     )
     parser.add_argument(
         "--marks",
@@ -349,7 +357,14 @@ def main() -> None:
     print(f"# command: python bench/league_quality.py {' '.join(sys.argv[1:])}")
     print(f"# {machine_line()}")
     if args.from_runs:
-        runs = [read_run(d, d.name) for d in args.from_runs]
+        # a directory named like the bench's own (league_seed3) is labelled by its seed, as when made here
+        runs = [read_run(d, re.sub(r"^.*seed(\d+)$", r"\1", d.name)) for d in args.from_runs]
+        for r in runs:  # how each run was made, from its manifest
+            made = json.loads((r.run_dir / "manifest.json").read_text(encoding="utf-8"))
+            print(
+                f"# seed {r.seed}: {r.wall_s:.0f} s, {r.run_dir}: {' '.join(made.get('argv', []))}, started "
+                f"{made.get('created', '?')}, git {str(made.get('git_revision', '?'))[:12]}"
+            )
     else:
         if not args.config:
             parser.error("give a CONFIG or --from-runs")

@@ -467,6 +467,20 @@ def _bench_provenance(data: Path) -> str:
     return intro.rstrip(".") + "."
 
 
+def _battalion_verdict(best: list[tuple[float, float, float]]) -> str:
+    """What the best generations' intervals say against the strongest script, over the seeds."""
+    above = sum(lo > 0.5 for _, lo, _ in best)
+    below = sum(hi < 0.5 for _, _, hi in best)
+    if not above and not below:
+        return "It reaches the strongest script's level, an even game, and does not beat it."
+    if above == len(best):
+        return "It beats the strongest script on every seed."
+    return (
+        f"It beats the strongest script on {above} of {len(best)} seeds, loses to it on {below} and plays it "
+        "even on the others."
+    )
+
+
 def render_results_battalion(data: Path) -> str:
     """league.yaml over its seeds, from league_quality_battalion.txt."""
     q = battalion_quality(data)
@@ -476,8 +490,8 @@ def render_results_battalion(data: Path) -> str:
         f"{len(q['generations'])} seeds (0-{len(q['generations']) - 1}), {min(q['generations'])}-"
         f"{max(q['generations'])} generations in the six-minute budget ({min(q['wall_s'])}-{max(q['wall_s'])} s "
         f"on 2 cores, measured {q['date']}). The newest main agent, replayed against `scripted_l5` over 512 "
-        f"games: at its best generation {best}; at the last generation {last}. It reaches the strongest "
-        "script's level, an even game, and does not beat it. "
+        f"games (seed 0, the default, first): at its best generation {best}; at the last generation {last}. "
+        f"{_battalion_verdict(q['best'])} "
         f"Source: `docs/data/{data.name}`. {_bench_provenance(data)}"
     )
 
