@@ -145,6 +145,13 @@ def test_the_console_script_is_named_in_the_readme_and_the_quickstart() -> None:
         assert f"`{script}`" in page.read_text() and "same as `python main.py`" in page.read_text(), page.name
 
 
+def test_the_docs_say_how_to_read_the_heatmap_at_its_own_size() -> None:
+    """TensorBoard shrinks the heatmap to its card; the pages that show it say which setting reads it."""
+    for page in ("metrics.md", "quickstart.md"):
+        text = " ".join((ROOT / "docs" / page).read_text().split())
+        assert "tick *Show actual image size* in the Images tab's settings" in text, page
+
+
 def test_the_extra_the_pettingzoo_example_needs_is_in_setup_py_and_named_beside_it() -> None:
     assert '"pettingzoo": ["pettingzoo[classic]>=1.24"]' in (ROOT / "setup.py").read_text()
     text = (ROOT / "docs" / "plugins.md").read_text()
