@@ -36,6 +36,7 @@ import importlib
 import io
 import itertools
 import json
+import os
 import pstats
 import resource
 import statistics
@@ -206,7 +207,7 @@ def build_runner(root: Path, seed: int, overrides: list[str]) -> tuple[Runner, S
 
 def archiving(runner: Runner) -> bool:
     """The league keeps an active set (``league.active_set``) rather than the full table."""
-    return bool(getattr(runner.agents, "archive_enabled", False))
+    return bool(getattr(getattr(runner.agents, "archive", None), "enabled", False))
 
 
 def grow(runner: Runner, size: int) -> None:
@@ -332,7 +333,10 @@ def measure_apart(size: int, args: argparse.Namespace) -> Scale:
     command = [sys.executable, __file__, "--one", str(size), "--generations", str(args.generations)]
     command += ["--seed", str(args.seed), "--profile", str(args.profile)]
     command += [f"--set={o}" for o in args.set]
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    # the checkout this bench is in is the one measured (not an installed light_league)
+    paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env)  # stderr: shown
     *printed, last = done.stdout.rstrip("\n").split("\n")
     if printed:
         print("\n".join(printed))

@@ -105,7 +105,7 @@ class Checkpointer:
             "generation": gen,
             "agents": self.agents.state_dict(),
             "scheduler": self.scheduler.state_dict(),
-            "members": self.agents.member_ids(),
+            "members": self.agents.pool.ids(),  # the archived members too
             "env_steps": counters.env_steps,
             "wall_s": counters.wall_s,
             "last_nash_conv": counters.last_nash_conv,

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,21 @@ class AgentPool:
         del self._records[agent_id]
         self._save()
         return record
+
+    def mark_archived(self, archived: Collection[str]) -> None:
+        """Set the metadata flag ``archived`` of exactly the members in ``archived`` (the active set's
+        archive, :mod:`light_league.agents.archive`); the manifest is saved when a flag changed."""
+        changed = False
+        for record in self._records.values():
+            flag = record.agent_id in archived
+            if bool(record.metadata.get("archived")) != flag:
+                if flag:
+                    record.metadata["archived"] = True
+                else:
+                    del record.metadata["archived"]
+                changed = True
+        if changed:
+            self._save()
 
     def _eviction_victim(self, incoming: AgentType) -> str:
         """Oldest member that is not a baseline and not the latest of its type."""

@@ -79,6 +79,11 @@ class DecayedPayoff:
         forward += weights @ home_view
         backward += weights @ away_view
 
+    def forget(self, among: set[str]) -> None:
+        """Drop the counters of every pair whose two players are both in ``among``."""
+        for pair in [p for p in self._stats if p[0] in among and p[1] in among]:
+            del self._stats[pair]
+
     def _counter(self, home: str, away: str, index: int) -> float:
         row = self._stats.get((home, away))
         return 0.0 if row is None else float(row[index])
