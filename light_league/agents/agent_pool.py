@@ -183,11 +183,18 @@ class AgentPool:
         }
 
     def _save(self) -> None:
-        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        text = self._text()
         if self._saved_text is not None:
             atomic_write_text(self.backup_path, self._saved_text)
         atomic_write_text(self.manifest_path, text)
         self._saved_text = text
+
+    def _text(self) -> str:
+        """The manifest as JSON, one member a line (json's C encoder runs only unindented: a pool of
+        thousands is written in milliseconds)."""
+        members = ",\n".join(f"  {json.dumps(r.to_dict())}" for r in self._records.values())
+        head = f'{{"format": {MANIFEST_FORMAT}, "next_version": {json.dumps(self._next_version)}, "agents": ['
+        return f"{head}\n{members}\n]}}\n" if members else f"{head}]}}\n"
 
     def reload(self) -> None:
         """Re-read the manifest (e.g. one written by another process); empty if it does not exist."""
