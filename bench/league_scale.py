@@ -295,8 +295,11 @@ def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def measure(size: int, generations: int, seed: int, profile: bool, overrides: list[str]) -> Scale:
-    """One N, in this process: grow, time ``generations`` generations, resume."""
+def measure(
+    size: int, generations: int, seed: int, profile: bool, overrides: list[str], disk_generations: int = 0
+) -> Scale:
+    """One N, in this process: grow, time ``generations`` generations, run ``disk_generations``
+    more (the run directory's growth is measured over all of them), resume."""
     with tempfile.TemporaryDirectory(prefix="league_scale_") as tmp:
         root = Path(tmp) / "run"
         began = time.perf_counter()
@@ -306,7 +309,9 @@ def measure(size: int, generations: int, seed: int, profile: bool, overrides: li
             grow_s = time.perf_counter() - began
             before = dir_bytes(root)
             runs = [generation(runner, games) for _ in range(generations)]
-            added = (dir_bytes(root) - before) / generations
+            for _ in range(disk_generations):
+                runner.run_generation()
+            added = (dir_bytes(root) - before) / (generations + disk_generations)
             if profile:
                 profiler = cProfile.Profile()
                 profiler.runcall(generation, runner, games)
@@ -332,6 +337,7 @@ def measure_apart(size: int, args: argparse.Namespace) -> Scale:
     """:func:`measure` in a process of its own (its peak RSS is that N's alone)."""
     command = [sys.executable, __file__, "--one", str(size), "--generations", str(args.generations)]
     command += ["--seed", str(args.seed), "--profile", str(args.profile)]
+    command += ["--disk-generations", str(args.disk_generations)]
     command += [f"--set={o}" for o in args.set]
     # the checkout this bench is in is the one measured (not an installed light_league)
     paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
@@ -386,21 +392,31 @@ def main() -> None:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a config override (repeatable)"
     )
+    parser.add_argument(
+        "--disk-generations",
+        type=int,
+        default=7,
+        help="generations run after the timed ones; the run dir's growth is measured over both (default 7: "
+        "ten in all, one league.active_set.tables_every period)",
+    )
     parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)  # one N, as JSON
     parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
     if args.one:
-        scale = measure(args.one, args.generations, args.seed, args.one == args.profile, args.set)
+        scale = measure(
+            args.one, args.generations, args.seed, args.one == args.profile, args.set, args.disk_generations
+        )
         print(json.dumps(dataclasses.asdict(scale)))
         return
     with recorded(args.out):
         sizes = (10, 20) if args.quick else tuple(args.sizes)
         if args.quick:
-            args.generations = 1
+            args.generations, args.disk_generations = 1, 0
         overrides = "".join(f" {o}" for o in args.set)
         print(
             f"rps league (3 learners), episodes_per_pair=50, {args.generations} timed generation(s) per N "
-            f"(median){', overrides:' + overrides if overrides else ''}"
+            f"(median), run dir growth over {args.generations + args.disk_generations}"
+            f"{', overrides:' + overrides if overrides else ''}"
         )
         print_table([measure_apart(n, args) for n in sizes])
 

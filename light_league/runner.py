@@ -118,6 +118,8 @@ class Runner:
         self.latest_probe: dict[str, ProbeReading] = latest_probes(self.generations_log)
         #: what the generation's solve changed in the archive (``league.active_set``)
         self.archive_change = agents.archive.last
+        #: the best main agent so far, which the archive keeps active (so it stays the best so far)
+        self.handed_over = _best_main(self.generations_log)
         #: the opponent of every "vs baseline" figure, the same in every generation
         self.reference = _run_reference(config, self.generations_log)
 
@@ -198,7 +200,7 @@ class Runner:
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
             stats = self.agents.solve(game=self.evaluation.game, shared=self.evaluation.shared_table)
-            self.archive_change = self.agents.update_archive(stats)
+            self.archive_change = self.agents.update_archive(stats, keep=self.handed_over)
         if self.average is not None:
             with timer("average"):  # an output the run makes: on its clock
                 self._update_average(gen, stats)
@@ -335,6 +337,7 @@ class Runner:
             record = dataclasses.replace(
                 record, archived=change.size, archived_now=change.archived, restored_now=change.restored
             )
+        self.handed_over = () if record.best_main is None else (record.best_main.id,)
         self._log(snapshot, record, outcome, stats)
         self.agents.advance()
         self.checkpointer.save(self.counters(), record.to_json())
@@ -407,6 +410,13 @@ def _explain(reason: str, config: ExperimentConfig) -> str:
     if reason.startswith("stop.target_nash_conv"):
         return f"{reason} (the meta-strategy's exact NashConv reached it)"
     return reason
+
+
+def _best_main(lines: Iterable[Any]) -> tuple[str, ...]:
+    """The last record's best main agent so far (none without one)."""
+    last = collections.deque(lines, maxlen=1)
+    record = GenerationRecord.from_json(last[0]) if last else None
+    return () if record is None or record.best_main is None else (record.best_main.id,)
 
 
 def _run_reference(config: ExperimentConfig, lines: Iterable[Any]) -> str | None:

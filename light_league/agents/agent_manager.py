@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -194,9 +194,9 @@ class AgentManager:
     def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
         return [(a, b) for a, b, _ in self.refinement_priorities(cap)]
 
-    def update_archive(self, stats: LeagueStats) -> ArchiveChange:
+    def update_archive(self, stats: LeagueStats, keep: Collection[str] = ()) -> ArchiveChange:
         """The archive after this generation's solve (:meth:`Archive.settle`)."""
-        return self.archive.settle(stats, self.results, self.pool, self._generation)
+        return self.archive.settle(stats, self.results, self.pool, self._generation, keep)
 
     def refinement_priorities(self, cap: float) -> list[tuple[str, str, float]]:
         """Played pairs worth more games, highest priority first (:meth:`MetaGame.refinement`)."""

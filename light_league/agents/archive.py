@@ -19,7 +19,7 @@ a pure function of ids, roles, weights and ratings.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,18 +124,29 @@ class Archive:
         return [(a, x) for a in new for x in sample if table.games(a, x) == 0]
 
     def settle(
-        self, stats: LeagueStats, records: GameRecords, pool: AgentPool, generation: int
+        self,
+        stats: LeagueStats,
+        records: GameRecords,
+        pool: AgentPool,
+        generation: int,
+        keep: Collection[str] = (),
     ) -> ArchiveChange:
-        """:meth:`update` after the solve ``stats`` of the active set: the pool's manifest marks
-        the archived members, the payoff table and the decayed win rates forget the games among
-        them (the match log keeps every game)."""
+        """:meth:`update` after the solve ``stats`` of the active set (``keep``: members that stay
+        active too, e.g. the best main agent so far): the pool's manifest marks the archived
+        members, the payoff table and the decayed win rates forget the games among them (the match
+        log keeps every game)."""
         if not self.enabled:
             return self.last
         table = records.payoff_table
         candidates = [*stats.ids, *self.sample(generation)]
         beats = beats_main(table, candidates, newest_main(stats.ids, stats.roles))
         change = self.update(
-            stats.ids, stats.roles, stats.meta_strategy.tolist(), rating=stats.rating, beats_main=beats
+            stats.ids,
+            stats.roles,
+            stats.meta_strategy.tolist(),
+            rating=stats.rating,
+            beats_main=beats,
+            keep=keep,
         )
         if change.archived or change.restored:
             pool.mark_archived(self.members)
@@ -151,13 +162,16 @@ class Archive:
         *,
         rating: Mapping[str, float],
         beats_main: Mapping[str, float],
+        keep: Collection[str] = (),
     ) -> ArchiveChange:
-        """Archive what no longer fits the active set ``ids``, and bring back the archived members
-        of ``beats_main`` (``{id: win rate against the newest main agent}``, those above 0.5)."""
+        """Archive what no longer fits the active set ``ids`` (never a member of ``keep``), and
+        bring back the archived members of ``beats_main`` (``{id: win rate against the newest main
+        agent}``, those above 0.5)."""
         if not self.enabled:
             return self.last
-        keep = protected(ids, roles, meta_strategy, recent=self.recent, beats_main=set(beats_main))
-        out = to_archive(ids, keep=keep, rating=rating, size=self.size)
+        kept = protected(ids, roles, meta_strategy, recent=self.recent, beats_main=set(beats_main))
+        kept |= set(keep)
+        out = to_archive(ids, keep=kept, rating=rating, size=self.size)
         back = sorted((i for i in beats_main if i in self.members), key=lambda i: -beats_main[i])
         back = back[: self.restore_max]
         for member_id in back:
