@@ -131,3 +131,15 @@ def test_without_an_active_set_every_member_stays(tmp_path: Path) -> None:
         stats = agents.solve()
         assert agents.update_archive(stats).size == 0
     assert stats.ids == agents.pool.ids() and not agents.archive.members
+
+
+def test_an_archived_member_registered_on_resume_is_read_when_first_pulled(tmp_path: Path) -> None:
+    from light_league.data_buffer.policy_server import PolicyServer
+
+    first = PolicyServer(storage_dir=str(tmp_path))
+    first.publish("m", "mappo", {"obs_dim": 3}, {"w": np.arange(3.0)})
+    first.freeze("m", "m-v1")
+    resumed = PolicyServer(storage_dir=str(tmp_path))
+    resumed.register_frozen("m-v1", tmp_path / "m-v1")
+    assert resumed.get("m-v1").kind == "mappo"
+    np.testing.assert_array_equal(resumed.pull({"m-v1": 0})["m-v1"].weights["w"], np.arange(3.0))
