@@ -18,8 +18,10 @@ archived as a run does), then ``--generations`` generations are timed (each adds
 learners' snapshots); the table shows the median seconds per phase, taken from the Runner's own
 phase timer, split further where one phase holds several parts. Recording evaluation games costs
 the same per game at every N, so it is shown per game and left out of the scale target. Then:
-the process's peak RSS, the run directory's bytes added per timed generation, the checkpoint's
-size, and the seconds a fresh Runner takes to resume from the checkpoint.
+the process's peak RSS, the run directory's bytes added per generation (from the end of the first
+timed generation over ``--disk-generations`` more, ten by default: one period of
+``league.active_set.tables_every``), the checkpoint's size, and the seconds a fresh Runner takes
+to resume from the checkpoint.
 
     python bench/league_scale.py                                  # N = 200, 1000, 2000
     python bench/league_scale.py --sizes 200 1000 --set league.active_set.size=0   # the full table
@@ -299,7 +301,7 @@ def measure(
     size: int, generations: int, seed: int, profile: bool, overrides: list[str], disk_generations: int = 0
 ) -> Scale:
     """One N, in this process: grow, time ``generations`` generations, run ``disk_generations``
-    more (the run directory's growth is measured over all of them), resume."""
+    more (the run directory's growth is measured from the end of the first), resume."""
     with tempfile.TemporaryDirectory(prefix="league_scale_") as tmp:
         root = Path(tmp) / "run"
         began = time.perf_counter()
@@ -307,11 +309,12 @@ def measure(
         try:
             grow(runner, size)
             grow_s = time.perf_counter() - began
-            before = dir_bytes(root)
-            runs = [generation(runner, games) for _ in range(generations)]
+            runs = [generation(runner, games)]
+            before = dir_bytes(root)  # from the first generation on: its latest payoff files are there
+            runs += [generation(runner, games) for _ in range(generations - 1)]
             for _ in range(disk_generations):
                 runner.run_generation()
-            added = (dir_bytes(root) - before) / (generations + disk_generations)
+            added = (dir_bytes(root) - before) / max(generations - 1 + disk_generations, 1)
             if profile:
                 profiler = cProfile.Profile()
                 profiler.runcall(generation, runner, games)
@@ -395,9 +398,9 @@ def main() -> None:
     parser.add_argument(
         "--disk-generations",
         type=int,
-        default=7,
-        help="generations run after the timed ones; the run dir's growth is measured over both (default 7: "
-        "ten in all, one league.active_set.tables_every period)",
+        default=8,
+        help="generations run after the timed ones; the run dir's growth is measured from the end of the first "
+        "timed one (default 8: over ten, one league.active_set.tables_every period)",
     )
     parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)  # one N, as JSON
     parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
@@ -415,7 +418,7 @@ def main() -> None:
         overrides = "".join(f" {o}" for o in args.set)
         print(
             f"rps league (3 learners), episodes_per_pair=50, {args.generations} timed generation(s) per N "
-            f"(median), run dir growth over {args.generations + args.disk_generations}"
+            f"(median), run dir growth over {args.generations - 1 + args.disk_generations}"
             f"{', overrides:' + overrides if overrides else ''}"
         )
         print_table([measure_apart(n, args) for n in sizes])
