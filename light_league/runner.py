@@ -5,7 +5,8 @@ One generation (see docs/architecture.md):
 1. the scheduler plans the training tasks from the league's statistics;
 2. the training manager runs them (rollouts on the shared workers, one update per round);
 3. the scheduler's snapshot / reset decisions are applied;
-4. every missing pairing of the population is evaluated and the meta-game is solved;
+4. every missing pairing of the active set is evaluated, the meta-game is solved and what no
+   longer fits the active set is archived (``league.active_set``);
 5. results are logged and the league state is checkpointed (the resume point).
 """
 
