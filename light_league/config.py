@@ -229,7 +229,7 @@ class ActiveSetSection(Section):
 
     size: int = Field(200, ge=0, le=1_000_000)
     """Most members kept active (more when more are protected: the baselines, the members the
-    meta-strategy weights, the newest ``recent``, those that beat the newest main agent); the
+    meta-strategy weights, the newest ``recent``, up to ``size / 4`` that beat the newest main agent); the
     lowest rated of the rest are archived: still in the pool, on disk and loadable by id. 0: every
     member stays active (the full table, every pair evaluated and solved)."""
     recent: int = Field(30, ge=0, le=100_000)

@@ -4,8 +4,9 @@ A league that runs for days grows to thousands of members; evaluating every new 
 all of them and solving the whole table each generation makes a generation cost more and more.
 With ``league.active_set.size`` > 0 the AgentManager keeps an *active set* of about that many
 members and archives the rest. Always active (protected): the baselines, the members the
-meta-strategy weights, the newest ``recent`` members and those that beat the newest main agent;
-the rest of the room goes to the best rated, the lowest rated are archived (:func:`to_archive`).
+meta-strategy weights, the newest ``recent`` members and (up to a quarter of ``size``) those that
+beat the newest main agent most; the rest of the room goes to the best rated, the lowest rated are
+archived (:func:`to_archive`).
 An archived member stays in the pool (its manifest entry says ``"archived": true``), on disk
 and loadable by id by every command; the scheduler, the evaluation of new members and the
 meta-solver no longer see it. Each generation's new members also play a random sample of
@@ -56,14 +57,17 @@ def protected(
     meta_strategy: Sequence[float],
     *,
     recent: int,
-    beats_main: set[str],
+    beats_main: Mapping[str, float],
+    beats_max: int,
 ) -> set[str]:
     """The members of ``ids`` (in order of addition) that stay active whatever the size: the
-    baselines, those the meta-strategy weights, the newest ``recent``, those in ``beats_main``."""
+    baselines, those the meta-strategy weights, the newest ``recent``, and of ``beats_main``
+    (``{id: win rate against the newest main agent}``) the ``beats_max`` with the highest."""
     keep = {i for i, role in zip(ids, roles) if role == AgentType.BASELINE.value}
     keep |= {i for i, p in zip(ids, meta_strategy) if p > WEIGHTED}
     keep |= set(ids[len(ids) - recent :]) if recent else set()
-    return keep | (beats_main & set(ids))
+    beaters = sorted((i for i in ids if i in beats_main), key=lambda i: -beats_main[i])  # stable
+    return keep | set(beaters[:beats_max])
 
 
 def to_archive(ids: Sequence[str], *, keep: set[str], rating: Mapping[str, float], size: int) -> list[str]:
@@ -169,7 +173,9 @@ class Archive:
         agent}``, those above 0.5)."""
         if not self.enabled:
             return self.last
-        kept = protected(ids, roles, meta_strategy, recent=self.recent, beats_main=set(beats_main))
+        kept = protected(
+            ids, roles, meta_strategy, recent=self.recent, beats_main=beats_main, beats_max=self.size // 4
+        )
         kept |= set(keep)
         out = to_archive(ids, keep=kept, rating=rating, size=self.size)
         back = sorted((i for i in beats_main if i in self.members), key=lambda i: -beats_main[i])
