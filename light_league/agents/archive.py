@@ -137,13 +137,12 @@ class Archive:
     ) -> ArchiveChange:
         """:meth:`update` after the solve ``stats`` of the active set (``keep``: members that stay
         active too, e.g. the best main agent so far): the pool's manifest marks the archived
-        members, the payoff table and the decayed win rates forget the games among them (the match
-        log keeps every game)."""
+        members, the payoff table and the decayed win rates forget their games (the match log keeps
+        every game), so what they hold stays the size of the active set."""
         if not self.enabled:
             return self.last
-        table = records.payoff_table
-        candidates = [*stats.ids, *self.sample(generation)]
-        beats = beats_main(table, candidates, newest_main(stats.ids, stats.roles))
+        table, sample = records.payoff_table, self.sample(generation)
+        beats = beats_main(table, [*stats.ids, *sample], newest_main(stats.ids, stats.roles))
         change = self.update(
             stats.ids,
             stats.roles,
@@ -154,8 +153,9 @@ class Archive:
         )
         if change.archived or change.restored:
             pool.mark_archived(self.members)
-            table.forget(change.archived, list(self.members))
-            records.training.forget(set(self.members))
+        # what the table held of the archived members was read (their sample games too): let it go
+        table.forget([*change.archived, *(x for x in sample if x in self.members)], table.agents())
+        records.training.forget(set(self.members))
         return change
 
     def update(

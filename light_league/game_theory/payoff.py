@@ -79,9 +79,9 @@ class DecayedPayoff:
         forward += weights @ home_view
         backward += weights @ away_view
 
-    def forget(self, among: set[str]) -> None:
-        """Drop the counters of every pair whose two players are both in ``among``."""
-        for pair in [p for p in self._stats if p[0] in among and p[1] in among]:
+    def forget(self, players: set[str]) -> None:
+        """Drop the counters of every pair with a player in ``players``."""
+        for pair in [p for p in self._stats if p[0] in players or p[1] in players]:
             del self._stats[pair]
 
     def _counter(self, home: str, away: str, index: int) -> float:
