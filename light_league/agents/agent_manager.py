@@ -168,7 +168,7 @@ class AgentManager:
         solved = self.meta_game.solve(ids, rates, games, exact, self._generation, read_game, shared_rates)
         active = set(ids)  # diversity and ratings over the active set (all members with no archive)
         embedded = {i: e for i, e in self.results.diversity.embeddings().items() if i in active}
-        rating, rating_se, anchor = self.results.ratings(ids, everyone=not self.archive.enabled)
+        rating, rating_se, anchor = self.results.ratings(ids, everyone=not self.archive.members)
         return LeagueStats(
             ids,
             [r.agent_type.value for r in records],
