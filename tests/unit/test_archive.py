@@ -107,6 +107,8 @@ def test_agent_manager_archives_flags_the_manifest_and_keeps_the_archive_on_resu
         _evaluate(agents, strength)
         change = agents.update_archive(agents.solve())
         agents.advance()
+        if k == 0:
+            early = json.loads(json.dumps(agents.state_dict()))
     archived = list(agents.archive.members)
     assert archived and change.size == len(archived)
     assert "random" not in archived and not set(archived) & set(agents.member_ids())
@@ -123,6 +125,10 @@ def test_agent_manager_archives_flags_the_manifest_and_keeps_the_archive_on_resu
     resumed = _manager(tmp_path / "again", size=4)
     resumed.load_state_dict(state)
     assert list(resumed.archive.members) == archived
+    # a kill after the manifest was marked, before the checkpoint: resume puts the flags back
+    agents.load_state_dict(early)
+    manifest = json.loads((tmp_path / "pool.json").read_text())
+    assert not agents.archive.members and not [a for a in manifest["agents"] if a["metadata"].get("archived")]
 
 
 def test_without_an_active_set_every_member_stays(tmp_path: Path) -> None:
