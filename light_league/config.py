@@ -228,8 +228,9 @@ class ActiveSetSection(Section):
     are evaluated against; the rest are archived (docs/league.md, "A league of thousands")."""
 
     size: int = Field(200, ge=0, le=1_000_000)
-    """Most members kept active (more when more are protected: the baselines, the members the
-    meta-strategy weights, the newest ``recent``, up to ``size / 4`` that beat the newest main agent); the
+    """Most members kept active (more when more are protected: the baselines, up to ``size / 2``
+    the meta-strategy weights most, the newest ``recent``, up to ``size / 4`` that beat the newest
+    main agent most, the best main agent so far); the
     lowest rated of the rest are archived: still in the pool, on disk and loadable by id. 0: every
     member stays active (the full table, every pair evaluated and solved)."""
     recent: int = Field(30, ge=0, le=100_000)

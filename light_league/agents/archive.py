@@ -4,8 +4,8 @@ A league that runs for days grows to thousands of members; evaluating every new 
 all of them and solving the whole table each generation makes a generation cost more and more.
 With ``league.active_set.size`` > 0 the AgentManager keeps an *active set* of about that many
 members and archives the rest. Always active (protected): the baselines, the members the
-meta-strategy weights, the newest ``recent`` members and (up to a quarter of ``size``) those that
-beat the newest main agent most; the rest of the room goes to the best rated, the lowest rated are
+meta-strategy weights (up to half of ``size``, the most weighted), the newest ``recent`` members
+and (up to a quarter of ``size``) those that beat the newest main agent most; the rest of the room goes to the best rated, the lowest rated are
 archived (:func:`to_archive`).
 An archived member stays in the pool (its manifest entry says ``"archived": true``), on disk
 and loadable by id by every command; the scheduler, the evaluation of new members and the
@@ -59,12 +59,15 @@ def protected(
     recent: int,
     beats_main: Mapping[str, float],
     beats_max: int,
+    weighted_max: int,
 ) -> set[str]:
     """The members of ``ids`` (in order of addition) that stay active whatever the size: the
-    baselines, those the meta-strategy weights, the newest ``recent``, and of ``beats_main``
-    (``{id: win rate against the newest main agent}``) the ``beats_max`` with the highest."""
+    baselines, the ``weighted_max`` the meta-strategy weights most, the newest ``recent``, and of
+    ``beats_main`` (``{id: win rate against the newest main agent}``) the ``beats_max`` with the
+    highest."""
     keep = {i for i, role in zip(ids, roles) if role == AgentType.BASELINE.value}
-    keep |= {i for i, p in zip(ids, meta_strategy) if p > WEIGHTED}
+    most = sorted(range(len(ids)), key=lambda k: -meta_strategy[k])[:weighted_max]  # stable: older first
+    keep |= {ids[k] for k in most if meta_strategy[k] > WEIGHTED}
     keep |= set(ids[len(ids) - recent :]) if recent else set()
     beaters = sorted((i for i in ids if i in beats_main), key=lambda i: -beats_main[i])  # stable
     return keep | set(beaters[:beats_max])
@@ -174,7 +177,13 @@ class Archive:
         if not self.enabled:
             return self.last
         kept = protected(
-            ids, roles, meta_strategy, recent=self.recent, beats_main=beats_main, beats_max=self.size // 4
+            ids,
+            roles,
+            meta_strategy,
+            recent=self.recent,
+            beats_main=beats_main,
+            beats_max=self.size // 4,
+            weighted_max=self.size // 2,
         )
         kept |= set(keep)
         out = to_archive(ids, keep=kept, rating=rating, size=self.size)

@@ -20,10 +20,10 @@ def test_protected_keeps_baselines_weighted_recent_and_those_that_beat_the_main_
     roles = ["baseline", "main_agent", "main_agent", "main_exploiter", "main_exploiter", "main_exploiter"]
     weights = [0.0, 0.0, 0.0, 0.7, 0.0, 0.3]
     beats = {"m-v1": 0.6, "x-v2": 0.9, "gone": 1.0}
-    keep = protected(ids, roles, weights, recent=1, beats_main=beats, beats_max=2)
+    keep = protected(ids, roles, weights, recent=1, beats_main=beats, beats_max=2, weighted_max=2)
     assert keep == {"random", "x-v1", "x-v3", "m-v1", "x-v2"}  # x-v3 both weighted and the newest
-    keep = protected(ids, roles, weights, recent=1, beats_main=beats, beats_max=1)
-    assert "m-v1" not in keep and "x-v2" in keep  # only the one that beats the main agent most
+    keep = protected(ids, roles, weights, recent=0, beats_main=beats, beats_max=1, weighted_max=1)
+    assert keep == {"random", "x-v1", "x-v2"}  # the most weighted, the one that beats the main agent most
 
 
 def test_to_archive_takes_the_lowest_rated_and_never_a_protected_member() -> None:
