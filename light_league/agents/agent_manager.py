@@ -167,7 +167,7 @@ class AgentManager:
         exact, shared_rates = table.exact_cells(ids), None if shared is None else shared(ids)
         solved = self.meta_game.solve(ids, rates, games, exact, self._generation, read_game, shared_rates)
         active = set(ids)  # diversity and ratings over the active set (all members with no archive)
-        embedded = {i: e for i, e in self.results.diversity.embeddings().items() if i in active}
+        embedded = self.results.diversity.embeddings(active)
         rating, rating_se, anchor = self.results.ratings(ids, everyone=not self.archive.members)
         return LeagueStats(
             ids,

@@ -12,6 +12,8 @@ and loadable by id by every command; the scheduler, the evaluation of new member
 meta-solver no longer see it. Each generation's new members also play a random sample of
 ``archive_sample`` archived members; one of those that beats the newest main agent comes back
 (at most ``restore_max`` a generation, best first), and is then evaluated against the active set.
+Once a quarter of ``size`` active members beat the newest main agent, one comes back only if it
+beats it by more than the weakest of them (it would stay; no member goes back and forth).
 
 :class:`Archive` keeps the set (saved in the checkpoint) and applies the rule; the rule itself is
 a pure function of ids, roles, weights and ratings.
@@ -187,7 +189,12 @@ class Archive:
         )
         kept |= set(keep)
         out = to_archive(ids, keep=kept, rating=rating, size=self.size)
-        back = sorted((i for i in beats_main if i in self.members), key=lambda i: -beats_main[i])
+        # back only what would stay: above the weakest of a full quota of active beaters (no churn)
+        beaters = sorted((beats_main[i] for i in ids if i in beats_main), reverse=True)[: self.size // 4]
+        bar = beaters[-1] if len(beaters) >= self.size // 4 > 0 else 0.5
+        back = sorted(
+            (i for i in beats_main if i in self.members and beats_main[i] > bar), key=lambda i: -beats_main[i]
+        )
         back = back[: self.restore_max]
         for member_id in back:
             del self.members[member_id]
