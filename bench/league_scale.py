@@ -1,4 +1,5 @@
-"""League scale: time per generation and memory as the population grows to 50, 100 and 200 members.
+"""League scale: time per generation, memory, disk and resume as the population grows to 200, 1,000
+and 2,000 members.
 
 A real Runner (rock-paper-scissors, the AlphaStar league scheduler with its three roles, local
 backend, TensorBoard logging on) runs its own generation loop, ``Runner.run_generation``, with the
@@ -10,32 +11,41 @@ recording the evaluation games (match log, payoff table, Elo, diversity), the pa
 Nash LP, the payoff files, the TensorBoard payoff logging (markdown table, heatmap, Nash chart)
 and the checkpoint.
 
-For each N the population is first grown to N members (weights frozen, every pair evaluated),
-then ``--generations`` generations are timed (each adds the three learners' snapshots); the
-table shows the median seconds per phase, taken from the Runner's own phase timer, split further
-where one phase holds several parts. Peak memory is the tracemalloc peak of one more generation
-(run apart from the timed ones, tracemalloc slows Python down); RSS is the process's at the end.
-Recording evaluation games costs the same per game at every N (the number of games a generation
-plays grows with N by design), so it is shown per game and left out of the scale target.
+Each N runs in a process of its own. The population is first grown to N members (weights
+frozen; with the full meta-game every pair evaluated at once, with an active set
+(``league.active_set``) in steps of ``GROW_STEP`` members, each step evaluated, solved and
+archived as a run does), then ``--generations`` generations are timed (each adds the three
+learners' snapshots); the table shows the median seconds per phase, taken from the Runner's own
+phase timer, split further where one phase holds several parts. Recording evaluation games costs
+the same per game at every N, so it is shown per game and left out of the scale target. Then:
+the process's peak RSS, the run directory's bytes added per generation (from the end of the first
+timed generation over ``--disk-generations`` more, ten by default: one period of
+``league.active_set.tables_every``), the checkpoint's size, and the seconds a fresh Runner takes
+to resume from the checkpoint.
 
-    python bench/league_scale.py                 # N = 50, 100, 200
-    python bench/league_scale.py --quick         # N = 10, 20 (smoke run)
-    python bench/league_scale.py --profile 200   # also cProfile one generation at N = 200
+    python bench/league_scale.py                                  # N = 200, 1000, 2000
+    python bench/league_scale.py --sizes 200 1000 --set league.active_set.size=0   # the full table
+    python bench/league_scale.py --quick                          # N = 10, 20 (smoke run)
+    python bench/league_scale.py --profile 200                    # also cProfile one generation at N = 200
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import importlib
 import io
 import itertools
+import json
 import os
 import pstats
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-import tracemalloc
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,7 +54,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import psutil
 from bench_output import recorded
 
 from light_league.config import load_config
@@ -75,6 +84,8 @@ OVERRIDES = [
 TRAIN_GAMES = 512
 #: games per pair when the population is first grown to N (the timed generations play 50)
 GROW_GAMES_PER_PAIR = 2
+#: members added between two evaluations, solves and archive updates while an active set grows
+GROW_STEP = 100
 #: actions per member and evaluation call fed to the behaviour-diversity tracker
 BEHAVIOUR_ACTIONS = 256
 
@@ -185,8 +196,8 @@ class Probe:
                     delattr(owner, name)  # a method: drop the instance attribute again
 
 
-def build_runner(root: Path, seed: int) -> tuple[Runner, SyntheticGames]:
-    config = load_config(CONFIG, [*OVERRIDES, f"experiment.seed={seed}"])
+def build_runner(root: Path, seed: int, overrides: list[str]) -> tuple[Runner, SyntheticGames]:
+    config = load_config(CONFIG, [*OVERRIDES, f"experiment.seed={seed}", *overrides])
     runner = Runner.build(config, RunDir(root), resume=False, argv=["bench/league_scale.py"])
     runner.console = Console(config.logging, file=io.StringIO())  # the one line per generation
     model = Model(seed)
@@ -196,14 +207,26 @@ def build_runner(root: Path, seed: int) -> tuple[Runner, SyntheticGames]:
     return runner, games
 
 
+def archiving(runner: Runner) -> bool:
+    """The league keeps an active set (``league.active_set``) rather than the full table."""
+    return bool(getattr(getattr(runner.agents, "archive", None), "enabled", False))
+
+
 def grow(runner: Runner, size: int) -> None:
-    """Freeze learners round-robin until the population has ``size`` members, then evaluate all pairs."""
+    """Freeze learners round-robin until the pool has ``size`` members. The full meta-game then
+    evaluates every pair at once; an active set grows in steps of ``GROW_STEP`` members, each step
+    evaluated, solved and archived as a run's generations are."""
     learners = itertools.cycle(runner.agents.learners())
-    while len(runner.agents.member_ids()) < size:
-        runner.apply(GenerationDecisions(snapshot=[next(learners)]))
     per_pair = runner.evaluation.episodes_per_pair
     runner.evaluation.episodes_per_pair = GROW_GAMES_PER_PAIR
-    runner.evaluation.run(runner.agents)
+    step = GROW_STEP if archiving(runner) else size
+    while len(runner.agents.pool) < size:
+        target = min(size, len(runner.agents.pool) + step)
+        while len(runner.agents.pool) < target:
+            runner.apply(GenerationDecisions(snapshot=[next(learners)]))
+        runner.evaluation.run(runner.agents)
+        if archiving(runner):
+            runner.agents.update_archive(runner.agents.solve())
     runner.evaluation.episodes_per_pair = per_pair
 
 
@@ -224,6 +247,7 @@ def probe_targets(runner: Runner) -> dict[str, tuple[Any, str]]:
         "payoff_files": (runner_module, "save_payoff_snapshot"),
         "log_payoff": (runner.logger, "log_payoff"),
         "checkpoint": (runner.checkpointer, "save"),
+        **({"archive": (runner.agents, "update_archive")} if archiving(runner) else {}),
     }
 
 
@@ -248,6 +272,7 @@ def generation(runner: Runner, games: SyntheticGames) -> tuple[dict[str, float],
         "solve: payoff matrix": p["matrix"],
         "solve: Nash LP": p["nash"],
         "solve: Elo, diversity, rest": p["solve"] - p["matrix"] - p["nash"],
+        "archive: active set": p["archive"],
         "log: payoff json+npy": p["payoff_files"],
         "log: TensorBoard payoff": p["log_payoff"],
         "log: record, scalars": p["finish"] - p["payoff_files"] - p["log_payoff"] - p["checkpoint"],
@@ -261,20 +286,35 @@ class Scale:
     size: int
     seconds: dict[str, float]
     eval_games: int
-    peak_mb: float
-    rss_mb: float
+    peak_rss_mb: float
+    run_dir_mb_per_generation: float
+    checkpoint_mb: float
+    resume_s: float
+    grow_s: float
 
 
-def measure(size: int, generations: int, seed: int, profile: bool) -> Scale:
+def dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def measure(
+    size: int, generations: int, seed: int, profile: bool, overrides: list[str], disk_generations: int = 0
+) -> Scale:
+    """One N, in this process: grow, time ``generations`` generations, run ``disk_generations``
+    more (the run directory's growth is measured from the end of the first), resume."""
     with tempfile.TemporaryDirectory(prefix="league_scale_") as tmp:
-        runner, games = build_runner(Path(tmp) / "run", seed)
+        root = Path(tmp) / "run"
+        began = time.perf_counter()
+        runner, games = build_runner(root, seed, overrides)
         try:
             grow(runner, size)
-            runs = [generation(runner, games) for _ in range(generations)]
-            tracemalloc.start()
-            generation(runner, games)
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
+            grow_s = time.perf_counter() - began
+            runs = [generation(runner, games)]
+            before = dir_bytes(root)  # from the first generation on: its latest payoff files are there
+            runs += [generation(runner, games) for _ in range(generations - 1)]
+            for _ in range(disk_generations):
+                runner.run_generation()
+            added = (dir_bytes(root) - before) / max(generations - 1 + disk_generations, 1)
             if profile:
                 profiler = cProfile.Profile()
                 profiler.runcall(generation, runner, games)
@@ -282,12 +322,34 @@ def measure(size: int, generations: int, seed: int, profile: bool) -> Scale:
                 pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
                 print(f"cProfile of one generation at N = {size} (top entries by cumulative time):")
                 print(out.getvalue())
+            config = runner.config
         finally:
             runner.close()
+        checkpoint = dir_bytes(root / "checkpoint")
+        start = time.perf_counter()
+        resumed = Runner.build(config, RunDir(root), resume=True, argv=["bench/league_scale.py"])
+        resume_s = time.perf_counter() - start
+        resumed.close()
     seconds = {k: statistics.median(r[0][k] for r in runs) for k in runs[0][0]}
     eval_games = int(statistics.median(r[1] for r in runs))
-    rss = psutil.Process(os.getpid()).memory_info().rss
-    return Scale(size, seconds, eval_games, peak / 2**20, rss / 2**20)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return Scale(size, seconds, eval_games, peak, added / 2**20, checkpoint / 2**20, resume_s, grow_s)
+
+
+def measure_apart(size: int, args: argparse.Namespace) -> Scale:
+    """:func:`measure` in a process of its own (its peak RSS is that N's alone)."""
+    command = [sys.executable, __file__, "--one", str(size), "--generations", str(args.generations)]
+    command += ["--seed", str(args.seed), "--profile", str(args.profile)]
+    command += ["--disk-generations", str(args.disk_generations)]
+    command += [f"--set={o}" for o in args.set]
+    # the checkout this bench is in is the one measured (not an installed light_league)
+    paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env)  # stderr: shown
+    *printed, last = done.stdout.rstrip("\n").split("\n")
+    if printed:
+        print("\n".join(printed))
+    return Scale(**json.loads(last))
 
 
 def print_table(scales: list[Scale]) -> None:
@@ -295,8 +357,8 @@ def print_table(scales: list[Scale]) -> None:
     head = f"{'phase':<36}" + "".join(f"{'N=' + str(s.size):>10}" for s in scales)
     print(head + f"{f'{last.size}/{first.size}':>10}")
     for part in first.seconds:
-        cells = "".join(f"{s.seconds[part]:>10.4f}" for s in scales)
-        print(f"{part:<36}{cells}{_ratio(last.seconds[part], first.seconds[part]):>10}")
+        cells = "".join(f"{s.seconds.get(part, 0.0):>10.4f}" for s in scales)
+        print(f"{part:<36}{cells}{_ratio(last.seconds.get(part, 0.0), first.seconds[part]):>10}")
     totals = [sum(v for k, v in s.seconds.items() if k != "eval: record games") for s in scales]
     cells = "".join(f"{t:>10.3f}" for t in totals)
     print(f"{'total (without recording eval games)':<36}{cells}{_ratio(totals[-1], totals[0]):>10}")
@@ -304,11 +366,19 @@ def print_table(scales: list[Scale]) -> None:
     print(f"{'eval games recorded':<36}" + "".join(f"{s.eval_games:>10}" for s in scales))
     cells = "".join(f"{g:>10.1f}" for g in per_game)
     print(f"{'  recording, us per game':<36}{cells}{_ratio(per_game[-1], per_game[0]):>10}")
-    cells = "".join(f"{s.peak_mb:>10.1f}" for s in scales)
-    print(f"{'peak traced memory, MB':<36}{cells}{_ratio(last.peak_mb, first.peak_mb):>10}")
-    print(f"{'process RSS after, MB':<36}" + "".join(f"{s.rss_mb:>10.0f}" for s in scales))
-    verdict = "met" if totals[-1] < 2 * totals[0] else "missed"
-    print(f"target: N={last.size} costs < 2x N={first.size} (without recording eval games): {verdict}")
+    rows = (
+        ("peak RSS, MB", "peak_rss_mb", ".0f"),
+        ("run dir added per generation, MB", "run_dir_mb_per_generation", ".2f"),
+        ("checkpoint, MB", "checkpoint_mb", ".1f"),
+        ("resume (a fresh Runner), s", "resume_s", ".2f"),
+        ("grow to N (not timed above), s", "grow_s", ".0f"),
+    )
+    for label, key, fmt in rows:
+        values = [float(getattr(s, key)) for s in scales]
+        cells = "".join(f"{v:>10{fmt}}" for v in values)
+        print(f"{label:<36}{cells}{_ratio(values[-1], values[0]):>10}")
+    verdict = "met" if totals[-1] <= 1.5 * totals[0] else "missed"
+    print(f"target: N={last.size} costs <= 1.5x N={first.size} (without recording eval games): {verdict}")
 
 
 def _ratio(a: float, b: float) -> str:
@@ -317,20 +387,41 @@ def _ratio(a: float, b: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000, 2000], help="member counts N")
     parser.add_argument("--quick", action="store_true", help="N = 10, 20 and one generation each")
     parser.add_argument("--generations", type=int, default=3, help="timed generations per N (median)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile a generation at this N")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a config override (repeatable)"
+    )
+    parser.add_argument(
+        "--disk-generations",
+        type=int,
+        default=8,
+        help="generations run after the timed ones; the run dir's growth is measured from the end of the first "
+        "timed one (default 8: over ten, one league.active_set.tables_every period)",
+    )
+    parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)  # one N, as JSON
     parser.add_argument("--out", type=Path, default=None, help="also write the output here (for docs/data/)")
     args = parser.parse_args()
-    with recorded(args.out):
-        sizes = (10, 20) if args.quick else (50, 100, 200)
-        generations = 1 if args.quick else args.generations
-        print(
-            f"rps league (3 learners), episodes_per_pair=50, {generations} timed generation(s) per N (median)"
+    if args.one:
+        scale = measure(
+            args.one, args.generations, args.seed, args.one == args.profile, args.set, args.disk_generations
         )
-        scales = [measure(n, generations, args.seed, n == args.profile) for n in sizes]
-        print_table(scales)
+        print(json.dumps(dataclasses.asdict(scale)))
+        return
+    with recorded(args.out):
+        sizes = (10, 20) if args.quick else tuple(args.sizes)
+        if args.quick:
+            args.generations, args.disk_generations = 1, 0
+        overrides = "".join(f" {o}" for o in args.set)
+        print(
+            f"rps league (3 learners), episodes_per_pair=50, {args.generations} timed generation(s) per N "
+            f"(median), run dir growth over {args.generations - 1 + args.disk_generations}"
+            f"{', overrides:' + overrides if overrides else ''}"
+        )
+        print_table([measure_apart(n, args) for n in sizes])
 
 
 if __name__ == "__main__":

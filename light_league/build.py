@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import envs
 from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
+from light_league.agents.archive import Archive
 from light_league.agents.meta_solvers import build_meta_solver
 from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.checkpoint import Checkpointer, RunCounters, checkpoint_generation
@@ -287,6 +288,13 @@ def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> 
         stability_draws=config.league.meta_stability_draws,
         stability_max_s=config.league.meta_stability_max_s,
         seed=derive_seed(config.experiment.seed, "meta_stability"),
+        archive=Archive(
+            size=config.league.active_set.size,
+            recent=config.league.active_set.recent,
+            sample=config.league.active_set.archive_sample,
+            restore_max=config.league.active_set.restore_max,
+            seed=derive_seed(config.experiment.seed, "archive_sample"),
+        ),
     )
 
 
@@ -528,7 +536,7 @@ def _add_baselines(
     executor: Executor, policy_server: Handle, agents: AgentManager, env_name: str, names: list[str]
 ) -> None:
     """The baselines of ``names`` not in the population yet join it (fixed policies, no files)."""
-    have = set(agents.member_ids())
+    have = set(agents.pool.ids())
     for name in names:
         if name in have:
             continue

@@ -33,6 +33,7 @@ import torch
 from light_league.agents.agent_manager import AgentManager
 from light_league.agents.match_database import record_generation
 from light_league.algorithms.mappo.serialization import load_policy
+from light_league.data_buffer.policy_files import load_policy_meta
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.errors import CorruptFileError
 from light_league.execution.base import ComponentLost, Executor, Handle, WorkerDied
@@ -105,7 +106,7 @@ class Checkpointer:
             "generation": gen,
             "agents": self.agents.state_dict(),
             "scheduler": self.scheduler.state_dict(),
-            "members": self.agents.member_ids(),
+            "members": self.agents.pool.ids(),  # the archived members too
             "env_steps": counters.env_steps,
             "wall_s": counters.wall_s,
             "last_nash_conv": counters.last_nash_conv,
@@ -202,6 +203,7 @@ def _check_members(ckpt: Checkpointer, state: dict[str, Any]) -> set[str]:
             f"pool manifest {rd.pool} lacks members {sorted(missing)} of the checkpoint; "
             f"restore {rd.pool}.bak or start a new run"
         )
+    archived = set(state["agents"].get("archived", []))
     for record in kept:
         if record.agent_type != AgentType.BASELINE:
             base = rd.policies / record.agent_id
@@ -211,7 +213,10 @@ def _check_members(ckpt: Checkpointer, state: dict[str, Any]) -> set[str]:
                         f"policy file {file} points outside the run directory {rd.root}; "
                         "replace it with the real file or start a new run"
                     )
-            load_policy(base)  # checksum, finite weights, shapes: a one-line error if any is wrong
+            if record.agent_id in archived:  # read when pulled (checked then): a resume stays short
+                load_policy_meta(base)
+            else:
+                load_policy(base)  # checksum, finite weights, shapes: a one-line error if any is wrong
     return keep
 
 
@@ -474,21 +479,14 @@ def _read_learner_state(rd: RunDir, path: Path, checksum: Any, state_path: Path)
 
 
 def _restore_policies(ck: Checkpointer) -> None:
-    env_name = ck.env_name
+    """The members into the PolicyServer: an archived one by its meta (its weights read when pulled)."""
+    server, invoke = ck.policy_server, ck.executor.invoke
     for record in ck.agents.pool.list():
+        pid = record.agent_id
         if record.agent_type == AgentType.BASELINE:
-            ck.executor.invoke(
-                ck.policy_server,
-                PolicyServer.add_fixed,
-                record.agent_id,
-                "fixed",
-                {"name": record.agent_id, "env": env_name},
-            )
+            invoke(server, PolicyServer.add_fixed, pid, "fixed", {"name": pid, "env": ck.env_name})
         else:
-            ck.executor.invoke(
-                ck.policy_server,
-                PolicyServer.load_frozen,
-                record.agent_id,
-                ck.run_dir.policies / record.agent_id,
-            )
+            lazy = pid in ck.agents.archive
+            load = PolicyServer.register_frozen if lazy else PolicyServer.load_frozen
+            invoke(server, load, pid, ck.run_dir.policies / pid)
     ck.training.refresh_versions()

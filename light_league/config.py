@@ -223,11 +223,37 @@ class AveragePolicySection(Section):
     """Games stepped together while playing the meta-strategy."""
 
 
+class ActiveSetSection(Section):
+    """The active set: the members the meta-game solves, the scheduler draws from and new members
+    are evaluated against; the rest are archived (docs/league.md, "A league of thousands")."""
+
+    size: int = Field(200, ge=0, le=1_000_000)
+    """Most members kept active (more when more are protected: the baselines, up to ``size / 2``
+    the meta-strategy weights most, the newest ``recent``, up to ``size / 4`` that beat the newest
+    main agent most, the best main agent so far); the
+    lowest rated of the rest are archived: still in the pool, on disk and loadable by id. 0: every
+    member stays active (the full table, every pair evaluated and solved)."""
+    recent: int = Field(30, ge=0, le=100_000)
+    """The newest members, always active."""
+    archive_sample: int = Field(16, ge=0, le=100_000)
+    """Archived members each new member also plays, drawn at random each generation: the evidence
+    that brings one back."""
+    restore_max: int = Field(4, ge=0, le=100_000)
+    """Most archived members brought back in one generation (those of the sample that beat the
+    newest main agent, best first)."""
+    tables_every: int = Field(10, ge=1, le=1_000_000)
+    """Once the league archives: the payoff files (``payoff/gen_XXXX.json``, ``.npy``) of every
+    this-many-th generation and of the latest are kept, the others removed when the next is written."""
+
+
 class LeagueSection(Section):
     """The population and its meta-game, whatever the scheduler (AgentManager)."""
 
-    pool_max_size: int = Field(500, ge=2, le=1_000_000)
-    """Most frozen members kept (oldest non-baseline evicted first)."""
+    pool_max_size: int = Field(1_000_000, ge=2, le=1_000_000)
+    """Most frozen members kept (oldest non-baseline evicted first); the active set
+    (``active_set``) bounds the cost instead, so no member is lost to this cap by default."""
+    active_set: ActiveSetSection = Field(default_factory=ActiveSetSection)
+    """The members the meta-game solves; the rest archived (bounds a generation's cost)."""
     average_policy: AveragePolicySection = Field(default_factory=AveragePolicySection)
     """The meta-strategy distilled into one network (off by default)."""
     payoff_decay: float = Field(0.99, gt=0.0, le=1.0)

@@ -83,7 +83,8 @@ LAYERS: tuple[Layer, ...] = (
         "the components the Runner holds (none imports another)",
         {
             "agents": "AgentManager (the facade the scheduler reads as its LeagueView) over the learner "
-            "book, the game records and the meta-game; the meta-solvers by name",
+            "book, the game records, the meta-game and the archive (the members outside the active set); "
+            "the meta-solvers by name",
             "scheduling": "TaskScheduler (the base), its roles, the built-in schedulers (league: AlphaStar, "
             "psro, self_play) and their registry",
             "training": "TrainingManager, the learner components (LearnerRunner, ExactBRRunner), the "

@@ -18,6 +18,7 @@ import functools
 from pathlib import Path
 
 from envs.base import BatchedEnv
+from light_league.agents.agent_pool import AgentPool
 from light_league.algorithms.base import Policy
 from light_league.config import ExperimentConfig
 from light_league.errors import LeagueError, did_you_mean
@@ -75,8 +76,16 @@ class RunReader:
         )
 
     def members(self, generation: int | None = None) -> dict[str, str]:
-        """``{member id: role}`` of the population at the end of ``generation``."""
-        return self.record(generation).member_roles
+        """``{member id: role}`` of the population at the end of ``generation``: the record's, and
+        where the league archives (``league.active_set``; the record holds the active set) the
+        pool's other members that had joined by then, after them."""
+        record = self.record(generation)
+        out = record.member_roles
+        if record.archived:
+            pool = AgentPool(self.run_dir.pool)
+            joined = (r for r in pool.list() if r.metadata.get("generation", 0) <= record.generation)
+            out.update({r.agent_id: r.agent_type.value for r in joined if r.agent_id not in out})
+        return out
 
     def joined(self) -> dict[str, tuple[str, int]]:
         """``{member id: (role, the generation it joined in)}`` of every member the completed
@@ -128,7 +137,7 @@ class RunReader:
         ``generation`` (None: the last completed)."""
         record = self.record(generation)
         gen = record.generation
-        members = record.member_roles
+        members = self.members(gen)
         if name in NAMED:
             weights = {self.member_name(name, gen): 1.0}
         elif name == "main":

@@ -5,13 +5,15 @@ One generation (see docs/architecture.md):
 1. the scheduler plans the training tasks from the league's statistics;
 2. the training manager runs them (rollouts on the shared workers, one update per round);
 3. the scheduler's snapshot / reset decisions are applied;
-4. every missing pairing of the population is evaluated and the meta-game is solved;
+4. every missing pairing of the active set is evaluated, the meta-game is solved and what no
+   longer fits the active set is archived (``league.active_set``);
 5. results are logged and the league state is checkpointed (the resume point).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,7 +45,7 @@ from light_league.tracking.record import (
     latest_probes,
     latest_reference,
 )
-from light_league.tracking.report import load_payoff_snapshot, save_payoff_snapshot
+from light_league.tracking.report import drop_payoff_snapshot, load_payoff_snapshot, save_payoff_snapshot
 from light_league.training.average import AveragePolicy
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
 from light_league.types import AgentRecord, GenerationDecisions, TrainingTask, newest_main
@@ -115,6 +117,10 @@ class Runner:
         self.measured = Measurements()
         #: the latest probe reading per target, ``{"main": ..., "meta": ...}`` (a record's ``probe``)
         self.latest_probe: dict[str, ProbeReading] = latest_probes(self.generations_log)
+        #: what the generation's solve changed in the archive (``league.active_set``)
+        self.archive_change = agents.archive.last
+        #: the best main agent so far, which the archive keeps active (so it stays the best so far)
+        self.handed_over = _best_main(self.generations_log)
         #: the opponent of every "vs baseline" figure, the same in every generation
         self.reference = _run_reference(config, self.generations_log)
 
@@ -195,6 +201,7 @@ class Runner:
                 summary = self.evaluation.run(self.agents, progress.advance_eval)
         with timer("solve"):
             stats = self.agents.solve(game=self.evaluation.game, shared=self.evaluation.shared_table)
+            self.archive_change = self.agents.update_archive(stats, keep=self.handed_over)
         if self.average is not None:
             with timer("average"):  # an output the run makes: on its clock
                 self._update_average(gen, stats)
@@ -326,9 +333,18 @@ class Runner:
         record = GenerationRecord.build(
             gen, stats=stats, snapshot=snapshot, work=work, measured=self.measured, reference=self.reference
         )
+        change = self.archive_change
+        if change.size or change.restored:
+            record = dataclasses.replace(
+                record, archived=change.size, archived_now=change.archived, restored_now=change.restored
+            )
+        self.handed_over = () if record.best_main is None else (record.best_main.id,)
         self._log(snapshot, record, outcome, stats)
         self.agents.advance()
         self.checkpointer.save(self.counters(), record.to_json())
+        every = self.config.league.active_set.tables_every
+        if change.size and gen > 0 and (gen - 1) % every:  # the previous one is not the latest now
+            drop_payoff_snapshot(self.run_dir.root, gen - 1)
         return record
 
     def counters(self) -> RunCounters:
@@ -395,6 +411,13 @@ def _explain(reason: str, config: ExperimentConfig) -> str:
     if reason.startswith("stop.target_nash_conv"):
         return f"{reason} (the meta-strategy's exact NashConv reached it)"
     return reason
+
+
+def _best_main(lines: Iterable[Any]) -> tuple[str, ...]:
+    """The last record's best main agent so far (none without one)."""
+    last = collections.deque(lines, maxlen=1)
+    record = GenerationRecord.from_json(last[0]) if last else None
+    return () if record is None or record.best_main is None else (record.best_main.id,)
 
 
 def _run_reference(config: ExperimentConfig, lines: Iterable[Any]) -> str | None:

@@ -10,7 +10,7 @@ module imports nothing from the framework. The modules that first defined them
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -85,9 +85,15 @@ class AgentRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (the agent type as its string value)."""
-        data = asdict(self)
-        data["agent_type"] = self.agent_type.value
-        return data
+        return {
+            "agent_id": self.agent_id,
+            "version": self.version,
+            "agent_type": self.agent_type.value,
+            "snapshot_path": self.snapshot_path,
+            "created_at": self.created_at,
+            "metadata": dict(self.metadata),
+            "parent": self.parent,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentRecord:

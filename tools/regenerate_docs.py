@@ -1020,10 +1020,10 @@ def render_league_run_reading(data: Path) -> str:
     and where the meta-strategy's mass goes."""
     records = read_generations(data)
     mains = []
-    for row in _jsonl(data / "newest_vs_baselines.jsonl"):
-        newest = [(a, r) for a, r in row["newest"].items() if a.startswith("main_agent")]
+    for versus in _jsonl(data / "newest_vs_baselines.jsonl"):
+        newest = [(a, r) for a, r in versus["newest"].items() if a.startswith("main_agent")]
         if newest:
-            mains.append((row["generation"], *newest[0]))
+            mains.append((versus["generation"], *newest[0]))
     if not mains:
         raise SystemExit(f"{data}: no main agent in newest_vs_baselines.jsonl; capture a league run")
     scripts = _scripts(mains[-1][2])
@@ -1219,6 +1219,8 @@ FIGURES = (
         "adaptive_evaluation", "league.md", "notes/data/adaptive_evaluation.txt", render_adaptive_evaluation
     ),
     Figure("paired_games", "league.md", "bench/paired_games.txt", render_paired_games),
+    Figure("league_scale_before", "league.md", "bench/league_scale_before.txt", render_bench_text),
+    Figure("league_scale", "league.md", "bench/league_scale.txt", render_bench_text),
     Figure(
         "shared_games_kuhn", "league.md", "notes/data/tuning/kuhn_shared_games.txt", render_shared_games_kuhn
     ),

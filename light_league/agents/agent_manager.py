@@ -4,26 +4,28 @@ A facade over its parts, each of which keeps (and checks) its own state: the
 :class:`~light_league.league.AgentPool` (frozen members), the :class:`LearnerBook` (each learner's
 role, steps and snapshots), the :class:`GameRecords` (match log, AlphaStar's decayed win rates of
 training games, which gate snapshots and weight PFSP, the evaluation payoff table, the sequential
-Elo, behaviour diversity) and the :class:`MetaGame` (the meta-strategy, its stability, adaptive
-evaluation's priorities). It is the scheduler's read-only
-:class:`~light_league.scheduling.task_scheduler.LeagueView`.
+Elo, behaviour diversity), the :class:`MetaGame` (the meta-strategy, its stability, adaptive
+evaluation's priorities) and the :class:`Archive` (members outside the active set, which is what
+the scheduler, evaluation and meta-game see). It is the scheduler's read-only ``LeagueView``.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import numpy as np
 
 from light_league.agents.agent_pool import AgentPool
+from light_league.agents.archive import Archive, ArchiveChange
 from light_league.agents.game_records import GameRecords
 from light_league.agents.learner_book import LearnerBook
 from light_league.agents.meta_game import LeagueStats, MetaGame
 from light_league.agents.meta_solvers import MetaSolver
 from light_league.config_base import Section
+from light_league.game_theory.diversity import diversity_score
 from light_league.game_theory.elo import DEFAULT_BASELINES
 from light_league.game_theory.nash import nash_entropy
 from light_league.run_dir import RunDir
@@ -48,6 +50,7 @@ class AgentManager:
         stability_draws: int = 0,
         stability_max_s: float = 2.0,
         seed: int = 0,
+        archive: Archive | None = None,
     ) -> None:
         self.pool = AgentPool(pool_manifest=str(run_dir.pool), max_size=pool_max_size)
         #: the fixed Elo of each baseline, as its env declares it (``envs.fixed_policy_ratings``)
@@ -63,6 +66,7 @@ class AgentManager:
         self.meta_game = MetaGame(
             meta_solver, stability_draws=stability_draws, stability_max_s=stability_max_s, seed=seed
         )
+        self.archive = archive or Archive()
         self._generation = 0
         #: incremented on every resume; stamped on match records so leaks of a killed run are visible
         self.session = 0
@@ -73,10 +77,11 @@ class AgentManager:
         return self._generation
 
     def members(self) -> list[AgentRecord]:
-        return self.pool.list()
+        """The active members (all of the pool's unless ``league.active_set`` archived some)."""
+        return [r for r in self.pool.list() if r.agent_id not in self.archive]
 
     def member_ids(self) -> list[str]:
-        return [r.agent_id for r in self.pool.list()]
+        return [r.agent_id for r in self.members()]
 
     def learners(self) -> dict[str, AgentType]:
         return dict(self.book.roles)
@@ -92,8 +97,7 @@ class AgentManager:
 
     def payoff(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         ids = self.member_ids()
-        rates, games = self.results.payoff_table.matrix(ids)
-        return ids, rates, games
+        return (ids, *self.results.payoff_table.matrix(ids))
 
     def steps_since_checkpoint(self, learner_id: str) -> int:
         return self.book.steps_since[learner_id]
@@ -103,12 +107,8 @@ class AgentManager:
         self.book.register(learner_id, role)
 
     def add_baseline(self, name: str) -> AgentRecord:
-        return self.pool.add(
-            snapshot_path=f"fixed:{name}",
-            agent_type=AgentType.BASELINE,
-            agent_id=name,
-            metadata={"generation": self._generation},
-        )
+        meta = {"generation": self._generation}
+        return self.pool.add(f"fixed:{name}", AgentType.BASELINE, meta, agent_id=name)
 
     def next_member_id(self, learner_id: str) -> str:
         return self.book.next_member_id(learner_id)
@@ -116,13 +116,8 @@ class AgentManager:
     def add_snapshot(self, learner_id: str, snapshot_path: str) -> AgentRecord:
         """Freeze ``learner_id`` into the population (the weights were copied by the PolicyServer)."""
         member_id, steps = self.book.snapshot(learner_id)
-        return self.pool.add(
-            snapshot_path=snapshot_path,
-            agent_type=self.book.roles[learner_id],
-            agent_id=member_id,
-            parent=learner_id,
-            metadata={"generation": self._generation, "steps": steps},
-        )
+        meta, role = {"generation": self._generation, "steps": steps}, self.book.roles[learner_id]
+        return self.pool.add(snapshot_path, role, meta, agent_id=member_id, parent=learner_id)
 
     def reset_learner(self, learner_id: str) -> None:
         self.book.steps_since[learner_id] = 0
@@ -148,7 +143,10 @@ class AgentManager:
 
     # ------------------------------------------------------------------ meta-game
     def missing_pairs(self) -> list[tuple[str, str]]:
-        return self.results.payoff_table.missing(self.member_ids())
+        """Unplayed pairs of the active set, then of the new members with :meth:`Archive.sample`."""
+        table, gen = self.results.payoff_table, self._generation
+        new = [r.agent_id for r in self.members() if r.metadata.get("generation") == gen]
+        return table.missing(self.member_ids()) + self.archive.pairs(table, new, gen)
 
     def solve(
         self,
@@ -159,19 +157,18 @@ class AgentManager:
         ``game(ids)``: what a game meta-solver (``MetaSolver.game``) reads besides the table
         (``{"game": ExactGame}``); ``shared(ids)``: the table the meta-solver reads instead of the
         played one (``evaluation.shared_games``; the reported table, ratings and intervals stay played)."""
-        records = self.pool.list()
+        records = self.members()
         ids = [r.agent_id for r in records]
         table = self.results.payoff_table
         rates, games = table.matrix(ids)
         if np.isnan(rates).any():
-            raise RuntimeError(
-                f"payoff table has unplayed pairings {table.missing(ids)[:3]}; evaluation must cover them"
-            )
+            raise RuntimeError(f"payoff table has unplayed pairings {table.missing(ids)[:3]}; evaluate them")
         read_game = None if game is None else functools.partial(game, ids)
         exact, shared_rates = table.exact_cells(ids), None if shared is None else shared(ids)
         solved = self.meta_game.solve(ids, rates, games, exact, self._generation, read_game, shared_rates)
-        diversity = self.results.diversity
-        rating, rating_se, anchor = self.results.ratings(ids)
+        active = set(ids)  # diversity and ratings over the active set (all members with no archive)
+        embedded = self.results.diversity.embeddings(active)
+        rating, rating_se, anchor = self.results.ratings(ids, everyone=not self.archive.members)
         return LeagueStats(
             ids,
             [r.agent_type.value for r in records],
@@ -180,7 +177,7 @@ class AgentManager:
             solved.meta_strategy,
             nash_entropy(solved.meta_strategy),
             {i: self.results.elo.get_rating(i) for i in ids},
-            diversity.diversity_score() if len(diversity) >= 2 else None,
+            diversity_score(embedded) if len(embedded) >= 2 else None,
             meta_solver=self.meta_game.solver.name,
             ci_low=solved.ci_low,
             ci_high=solved.ci_high,
@@ -195,12 +192,14 @@ class AgentManager:
         return float(self.results.payoff_table.games(a, b))
 
     def refinement_pairs(self, cap: float) -> list[tuple[str, str]]:
-        """:meth:`refinement_priorities` without the priorities."""
         return [(a, b) for a, b, _ in self.refinement_priorities(cap)]
 
+    def update_archive(self, stats: LeagueStats, keep: Collection[str] = ()) -> ArchiveChange:
+        """The archive after this generation's solve (:meth:`Archive.settle`)."""
+        return self.archive.settle(stats, self.results, self.pool, self._generation, keep)
+
     def refinement_priorities(self, cap: float) -> list[tuple[str, str, float]]:
-        """Played pairs worth more evaluation games and their priority, highest first (none until
-        every pair is played): :meth:`MetaGame.refinement` of the current table."""
+        """Played pairs worth more games, highest priority first (:meth:`MetaGame.refinement`)."""
         ids, rates, games = self.payoff()
         if len(ids) < 2 or np.isnan(rates).any():
             return []
@@ -208,8 +207,7 @@ class AgentManager:
         return [(ids[i], ids[j], priority) for i, j, priority in ranked]
 
     def ratings(self, ids: list[str]) -> dict[str, float]:
-        """Fitted Elo of ``ids`` over every evaluation (and exact) game so far, one member held
-        (``GameRecords.rating_anchor``)."""
+        """Fitted Elo of ``ids`` over every evaluation (and exact) game so far (``GameRecords.ratings``)."""
         return self.results.ratings(ids)[0]
 
     def advance(self) -> None:
@@ -227,19 +225,20 @@ class AgentManager:
             **self.book.state_dict(),
             **self.meta_game.state_dict(),
             **self.results.state_dict(),
+            **self.archive.state_dict(),
             "saved_at": time.time(),
         }
 
     @staticmethod
     def check_state(state: Any, roles: set[AgentType]) -> None:
-        """Raise (``TypeError``, ``KeyError``, ``ValueError``) unless ``state`` is a :meth:`state_dict`
-        that :meth:`load_state_dict` restores with learners of ``roles``: each part checked by its
-        owner; nothing changes."""
+        """Raise (``TypeError``, ``KeyError``, ``ValueError``) unless :meth:`load_state_dict` restores
+        ``state`` with learners of ``roles``: each part checked by its owner; nothing changes."""
         require(isinstance(state, dict), "'agents' is not an object")
         require(is_int(state["generation"]) and is_int(state.get("session", 0)), "agents.generation/session")
         LearnerBook.check_state(state, roles)
         MetaGame.check_state(state)
         GameRecords.check_state(state)
+        Archive.check_state(state)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._generation = int(state["generation"])
@@ -247,3 +246,5 @@ class AgentManager:
         self.book.load_state_dict(state)
         self.meta_game.load_state_dict(state)
         self.results.load_state_dict(state)
+        self.archive.load_state_dict(state)
+        self.pool.mark_archived(self.archive.members)  # the manifest may be a killed generation's

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,21 @@ class AgentPool:
         self._save()
         return record
 
+    def mark_archived(self, archived: Collection[str]) -> None:
+        """Set the metadata flag ``archived`` of exactly the members in ``archived`` (the active set's
+        archive, :mod:`light_league.agents.archive`); the manifest is saved when a flag changed."""
+        changed = False
+        for record in self._records.values():
+            flag = record.agent_id in archived
+            if bool(record.metadata.get("archived")) != flag:
+                if flag:
+                    record.metadata["archived"] = True
+                else:
+                    del record.metadata["archived"]
+                changed = True
+        if changed:
+            self._save()
+
     def _eviction_victim(self, incoming: AgentType) -> str:
         """Oldest member that is not a baseline and not the latest of its type."""
         latest = {r.agent_type: r.agent_id for r in self._records.values()}
@@ -167,11 +183,18 @@ class AgentPool:
         }
 
     def _save(self) -> None:
-        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        text = self._text()
         if self._saved_text is not None:
             atomic_write_text(self.backup_path, self._saved_text)
         atomic_write_text(self.manifest_path, text)
         self._saved_text = text
+
+    def _text(self) -> str:
+        """The manifest as JSON, one member a line (json's C encoder runs only unindented: a pool of
+        thousands is written in milliseconds)."""
+        members = ",\n".join(f"  {json.dumps(r.to_dict())}" for r in self._records.values())
+        head = f'{{"format": {MANIFEST_FORMAT}, "next_version": {json.dumps(self._next_version)}, "agents": ['
+        return f"{head}\n{members}\n]}}\n" if members else f"{head}]}}\n"
 
     def reload(self) -> None:
         """Re-read the manifest (e.g. one written by another process); empty if it does not exist."""

@@ -86,13 +86,16 @@ class GameRecords:
         # Elo sees the nominal games round-robin over the pairs (no pair's games all at once)
         self.elo.update_games([(a, b, value) for _ in range(games) for (a, b), value in pairs.items()])
 
-    def ratings(self, ids: list[str]) -> tuple[dict[str, float], dict[str, float], tuple[str, float] | None]:
+    def ratings(
+        self, ids: list[str], *, everyone: bool = True
+    ) -> tuple[dict[str, float], dict[str, float], tuple[str, float] | None]:
         """Fitted Elo of ``ids``, each rating's standard error and the anchor: Bradley-Terry over
         every evaluation (and exact) game so far, one member held fixed (:meth:`rating_anchor`),
-        every other member, scripted baselines included, fitted."""
-        anchor = self.rating_anchor([*self.payoff_table.agents(), *ids])
+        every other member, scripted baselines included, fitted. ``everyone=False``: over the games
+        among ``ids`` alone (an active set, whose archive would make the fit grow)."""
+        anchor = self.rating_anchor([*self.payoff_table.agents(), *ids] if everyone else ids)
         fixed = {} if anchor is None else dict([anchor])
-        ratings, se = self.payoff_table.ratings(ids, fixed, self.elo.initial_rating)
+        ratings, se = self.payoff_table.ratings(ids, fixed, self.elo.initial_rating, everyone=everyone)
         return ratings, se, anchor
 
     def rating_anchor(self, everyone: list[str]) -> tuple[str, float] | None:

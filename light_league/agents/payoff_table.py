@@ -14,7 +14,7 @@ table (Bradley-Terry).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,6 +110,20 @@ class PayoffTable:
         rows, cols = np.nonzero(np.triu((counts + counts.T) == 0, k=1))
         return [(ids[i], ids[j]) for i, j in zip(rows.tolist(), cols.tolist())]
 
+    def forget(self, rows: Sequence[str], cols: Sequence[str]) -> None:
+        """Drop the games between ``rows`` and ``cols`` (both seat orders; they become unplayed):
+        what the archive no longer needs (the match log keeps them)."""
+        i = [self._index[a] for a in rows if a in self._index]
+        j = [self._index[b] for b in cols if b in self._index]
+        for name in ("_sum", "_n"):
+            array = getattr(self, name)
+            array[np.ix_(i, j)] = 0.0
+            array[np.ix_(j, i)] = 0.0
+        gone, kept = set(rows), set(cols)  # the exact marks of those cells go too
+        self.exact = {
+            (a, b) for a, b in self.exact if not ((a in gone and b in kept) or (b in gone and a in kept))
+        }
+
     def add_exact(self, seat0: str, seat1: str, value: float, games: float) -> None:
         """An exact expected outcome ``value`` (seat 0's) entered as ``games`` nominal games."""
         self.add(seat0, seat1, value * games, games)
@@ -121,18 +135,19 @@ class PayoffTable:
         return exact.reshape(len(ids), len(ids))
 
     def ratings(
-        self, ids: list[str], fixed: Mapping[str, float], prior_rating: float
+        self, ids: list[str], fixed: Mapping[str, float], prior_rating: float, *, everyone: bool = True
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Fitted Elo of ``ids`` and each rating's standard error: Bradley-Terry over every game in
         the table (``fixed``: the ratings held, the anchor). Every agent ever entered takes part (a
-        member evicted from the pool still links those it played)."""
-        everyone = list(dict.fromkeys([*self.agents(), *ids]))
-        scores, games = self.scores(everyone)
-        held = np.array([fixed.get(a, np.nan) for a in everyone], dtype=np.float64)
+        member evicted from the pool still links those it played), unless ``everyone`` is False:
+        then the games among ``ids`` alone."""
+        agents = list(dict.fromkeys([*self.agents(), *ids])) if everyone else list(ids)
+        scores, games = self.scores(agents)
+        held = np.array([fixed.get(a, np.nan) for a in agents], dtype=np.float64)
         fitted, se = bradley_terry_fit(scores, games, held, prior_rating=prior_rating)
         wanted = set(ids)
         rows = [
-            (a, float(r), float(e)) for a, r, e in zip(everyone, fitted.tolist(), se.tolist()) if a in wanted
+            (a, float(r), float(e)) for a, r, e in zip(agents, fitted.tolist(), se.tolist()) if a in wanted
         ]
         return {a: r for a, r, _ in rows}, {a: e for a, _, e in rows}
 

@@ -99,10 +99,11 @@ def load_weights(pt_path: str | os.PathLike[str], *, sha256: str | None = None) 
     return {k: v.numpy() for k, v in obj.items()}
 
 
-def load_policy_files(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """``(weights, meta)`` of a saved policy, both checked: the weights against the checksum the
-    meta keeps, and every number finite. The meta comes back without its checksum."""
-    pt_path, json_path = policy_paths(path)
+def load_policy_meta(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str | None]:
+    """A saved policy's meta (checked: it has a ``kind``) without its checksum, and the checksum;
+    the weights file is not read (an archived member registered on resume, its weights read when
+    first pulled)."""
+    _, json_path = policy_paths(path)
     meta = read_json(json_path, what="policy meta", fix="save the policy with save_policy")
     if not isinstance(meta, dict) or "kind" not in meta:
         raise CorruptFileError(f"policy meta {json_path} has no 'kind' entry; re-save it with save_policy")
@@ -111,6 +112,14 @@ def load_policy_files(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarra
         raise CorruptFileError(
             f"policy meta {json_path}: {CHECKSUM_KEY} is not a string; restore it from a backup"
         )
+    return meta, checksum
+
+
+def load_policy_files(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``(weights, meta)`` of a saved policy, both checked: the weights against the checksum the
+    meta keeps, and every number finite. The meta comes back without its checksum."""
+    pt_path, _ = policy_paths(path)
+    meta, checksum = load_policy_meta(path)
     weights = load_weights(pt_path, sha256=checksum)
     for name, value in weights.items():
         if np.issubdtype(value.dtype, np.inexact) and not np.isfinite(value).all():

@@ -129,6 +129,17 @@ class PolicyServer:
         self._entries[policy_id] = PolicyEntry(policy_id, str(meta["kind"]), meta, weights, 1, True)
         self._touch(policy_id)
 
+    def register_frozen(self, policy_id: str, path: Path) -> None:
+        """Register a frozen snapshot from disk by its meta alone (resume, an archived member): its
+        weights are read (and checked) from ``storage_dir`` when first pulled."""
+        from light_league.data_buffer.policy_files import load_policy_meta
+
+        if self._storage is None or Path(path) != self._storage / policy_id:
+            self.load_frozen(policy_id, path)  # no storage to read it from later: read it now
+            return
+        meta, _ = load_policy_meta(path)
+        self._entries[policy_id] = PolicyEntry(policy_id, str(meta["kind"]), meta, {}, 1, True)
+
     # ------------------------------------------------------------------ reads
     def pull(self, have: dict[str, int]) -> dict[str, PolicyEntry]:
         """Entries whose version is newer than ``have[id]`` (0 = not held)."""

@@ -1,7 +1,7 @@
 """EvaluationManager: the PSRO evaluation step and exact exploitability.
 
-Every pairing of population members that has not been played yet (each new member against every
-other member) is played for ``evaluation.episodes_per_pair`` games per seat order (one order when
+Every pairing the population's table lacks (``EvaluationTable.missing_pairs``: each new member
+against every other member of the active set, and the archive's sample) is played for ``evaluation.episodes_per_pair`` games per seat order (one order when
 the env's seats are symmetric), in parallel on the rollout workers. For OpenSpiel-checked games
 (Kuhn, Leduc) the payoffs can instead be computed exactly, and the exact NashConv of the
 newest main agent and of the meta-strategy is reported (measurements only: nothing that trains

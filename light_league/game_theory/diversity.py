@@ -18,7 +18,7 @@ min, or median) pairwise distance.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,9 +201,14 @@ class DiversityTracker:
             self._sums[agent_id] = [steps * b for b in blocks]
         self._steps[agent_id] = self._steps.get(agent_id, 0) + steps
 
-    def embeddings(self) -> dict[str, np.ndarray]:
-        """Agent id -> pooled embedding, in the order agents were first seen."""
-        return {a: _unit_blocks([s / self._steps[a] for s in sums]) for a, sums in self._sums.items()}
+    def embeddings(self, among: Collection[str] | None = None) -> dict[str, np.ndarray]:
+        """Agent id -> pooled embedding, in the order agents were first seen (only those in
+        ``among`` when given)."""
+        return {
+            a: _unit_blocks([s / self._steps[a] for s in sums])
+            for a, sums in self._sums.items()
+            if among is None or a in among
+        }
 
     def pairwise_distances(self) -> tuple[list[str], np.ndarray]:
         """(agent ids, their pairwise cosine-distance matrix)."""

@@ -79,6 +79,11 @@ class DecayedPayoff:
         forward += weights @ home_view
         backward += weights @ away_view
 
+    def forget(self, players: set[str]) -> None:
+        """Drop the counters of every pair with a player in ``players``."""
+        for pair in [p for p in self._stats if p[0] in players or p[1] in players]:
+            del self._stats[pair]
+
     def _counter(self, home: str, away: str, index: int) -> float:
         row = self._stats.get((home, away))
         return 0.0 if row is None else float(row[index])

@@ -60,8 +60,10 @@ def error_line(line: str, file: TextIO | None = None) -> None:
 
 
 def headline(generation: int, record: GenerationRecord) -> str:
-    """``generation 3 · 5 agents · 1,200,000 env steps · 12,345 steps/s · 42.1 s``."""
-    parts = [f"generation {generation}", f"{len(record.population)} agents"]
+    """``generation 3 · 5 agents · 1,200,000 env steps · 12,345 steps/s · 42.1 s`` (``230 agents
+    (+1,800 archived)`` once a league archives)."""
+    archived = f" (+{record.archived:,} archived)" if record.archived else ""
+    parts = [f"generation {generation}", f"{len(record.population)} agents{archived}"]
     formats = (
         (record.env_steps, "{:,} env steps"),
         (record.env_steps_per_s, "{:,.0f} steps/s"),

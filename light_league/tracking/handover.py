@@ -6,7 +6,8 @@ exploiters' snapshots (``main_exploiter``, ``league_exploiter``), which were tra
 main agents. The **best main agent** is the main-agent snapshot whose worst win rate against that
 set is highest (the least a member of the set gets out of it), ties by its mean win rate against
 the set, then the newer snapshot. A snapshot leaves the table only when the pool evicts it
-(``league.pool_max_size``), so the best of the table is the best so far.
+(``league.pool_max_size``); the archive (``league.active_set``) keeps the best one active, so the
+best of the table is the best so far.
 
 Pure functions of a :class:`~light_league.tracking.logger.PayoffSnapshot`; the record keeps what
 they find each generation (``best_main``, ``newest[].worst_opponents``), the leaderboard's

@@ -207,6 +207,14 @@ class GenerationRecord:
     ranking_note: str | None = _spec(_optional_text, "a line of text", written="when set")
     """Why the top ten of ``ranking`` do not each beat every member below them at least 0.5 (the
     cycle, named); absent when they do."""
+    archived: int | None = _spec(_optional_int, "an integer", written="when set")
+    """With an active set (``league.active_set``), once the league archives: the members in the
+    archive after this generation (in the pool and loadable by id, outside the meta-game; the
+    population above is the active set)."""
+    archived_now: tuple[str, ...] = _spec(_ids, "a list of member ids", written=NOT_EMPTY, factory=tuple)
+    """The members archived in this generation."""
+    restored_now: tuple[str, ...] = _spec(_ids, "a list of member ids", written=NOT_EMPTY, factory=tuple)
+    """The members brought back from the archive in this generation (they beat the newest main agent)."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Keys this version does not know (a newer version's): kept, and written back last."""
 
@@ -339,6 +347,8 @@ _READ: dict[str, Callable[[Any], Any]] = {
     "newest": lambda v: tuple(NewestEntry.from_json(e) for e in v),
     "best_main": lambda v: None if v is None else BestEntry.from_json(v),
     "ranking": tuple,
+    "archived_now": tuple,
+    "restored_now": tuple,
 }
 
 

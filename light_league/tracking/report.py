@@ -63,6 +63,13 @@ def save_payoff_snapshot(run_dir: Path, snapshot: PayoffSnapshot) -> Path:
     return path
 
 
+def drop_payoff_snapshot(run_dir: Path, generation: int) -> None:
+    """Remove ``payoff/gen_XXXX.json`` and ``.npy`` (``league.active_set.tables_every`` thins them)."""
+    path = payoff_path(run_dir, generation)
+    path.with_suffix(".npy").unlink(missing_ok=True)
+    path.unlink(missing_ok=True)
+
+
 def saved_generations(run_dir: Path) -> list[int]:
     """Generations with a payoff JSON file, ascending."""
     directory = Path(run_dir) / PAYOFF_DIR
@@ -237,7 +244,8 @@ def report(
     lines = [f"# Run {run_dir}", ""]
     if record is not None:
         latest = {target: reading for target, reading in probes}
-        lines += [headline(snapshot.generation, record), metrics_line(record, latest_probe=latest), ""]
+        lines += [headline(snapshot.generation, record), metrics_line(record, latest_probe=latest)]
+        lines += [*archive_line(record), ""]
     else:
         lines += [f"generation {snapshot.generation} (no record in {GENERATIONS_FILE})", ""]
     lines += _newest_text(stats)
@@ -263,6 +271,17 @@ def report(
         lines.append(f"CSV written to {csv_path} (games and 95% intervals per cell: {cells_path})")
     text = "\n".join(lines).rstrip("\n").split("\n")
     return "\n".join(text if full else _wrap(text, REPORT_WIDTH)) + "\n"
+
+
+def archive_line(record: GenerationRecord) -> list[str]:
+    """The archive's one line (``league.active_set``), or none while nothing is archived."""
+    if not record.archived:
+        return []
+    now = f"{len(record.archived_now)} archived, {len(record.restored_now)} brought back this generation"
+    return [
+        f"archive: {record.archived} members outside the active set of {len(record.population)} ({now}); "
+        "each stays loadable by id"
+    ]
 
 
 def report_json(run_dir: Path, *, generation: int | None = None) -> dict[str, Any]:

@@ -59,6 +59,7 @@ OTHER_FORMATS = {
     "point": "a point of an OpenSpiel PSRO / NFSP curve (bench/exploitability_per_minute.py)",
     "sides": "bench/league_vs_self_play.py's per-side run summaries (in its JSON output)",
     "mixtures": "bench/probe_validity.py's mixtures by output kind",
+    "metadata": "a pool member's metadata in pool.json (the generation it joined, steps, archived)",
 }
 
 
