@@ -70,9 +70,12 @@ def _compare_one(single: BattalionParallelEnv, actions: np.ndarray, step: battal
     return 1
 
 
-def _play(blue: object, red: object, games: int, seed: int, team_size: int = 2) -> np.ndarray:
-    """Outcomes (seat 0) of ``games`` batched games, one per slot, policies sampled."""
-    env = battalion.make_batched(games, team_size=team_size)
+def _play(
+    blue: object, red: object, games: int, seed: int, team_size: int = 2, **options: object
+) -> np.ndarray:
+    """Outcomes (seat 0) of ``games`` batched games (battalion's ``options``), one per slot,
+    policies sampled."""
+    env = battalion.make_batched(games, team_size=team_size, **options)
     spec = env.spec
     step = env.reset(seed=seed)
     rng = np.random.default_rng(seed)

@@ -15,6 +15,7 @@ from envs import battalion
 from envs import battalion_classes as bc
 from envs.battalion import FIRE, HOLD, NUM_ACTIONS, BattalionParallelEnv
 from envs.battalion_scripted import ScriptedBattalionPolicy
+from tests.unit.test_battalion import _play as play
 
 CHOOSE = NUM_ACTIONS  # the first class action: choose_infantry
 
@@ -207,27 +208,7 @@ def test_game_b_of_a_batch_replays_the_single_game_with_classes(team_size: int) 
 
 def _play(blue: object, red: object, games: int, seed: int, team_size: int = 2) -> np.ndarray:
     """Outcomes (seat 0) of ``games`` class games, one per slot, policies sampled."""
-    env = battalion.make_batched(games, team_size=team_size, unit_classes=True)
-    spec = env.spec
-    step = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    outcome = np.full(games, np.nan)
-    while np.isnan(outcome).any():
-        actions = np.zeros((games, spec.n_agents), dtype=np.int64)
-        for seat, policy in enumerate((blue, red)):
-            idx = list(spec.seats[seat])
-            logp = policy.log_probs(  # type: ignore[attr-defined]
-                step.obs[:, idx].reshape(-1, spec.obs_dim),
-                step.action_mask[:, idx].reshape(-1, spec.num_actions),
-                np.tile(spec.index_in_team()[idx], games),
-            )
-            cdf = np.exp(logp).cumsum(1)
-            draw = (cdf < rng.random((len(cdf), 1)) * cdf[:, -1:]).sum(1)
-            actions[:, idx] = np.minimum(draw, spec.num_actions - 1).reshape(games, len(idx))
-        step = env.step(actions)
-        new = step.done & np.isnan(outcome)
-        outcome[new] = step.outcome[new]
-    return outcome
+    return play(blue, red, games, seed, team_size, unit_classes=True)
 
 
 def _win_rate(a: object, b: object, games: int, seed: int) -> float:
