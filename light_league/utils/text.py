@@ -18,4 +18,4 @@ def printable(text: str) -> str:
 def fixed(value: float, digits: int) -> str:
     """``value`` with ``digits`` decimals; a value that rounds to zero reads ``0.000``, never
     ``-0.000`` (a payoff of -0.0001, a solver's -1e-12 of mass)."""
-    return f"{value + 0.0 if round(value, digits) != 0 else 0.0:.{digits}f}"
+    return f"{value if round(value, digits) != 0 else 0.0:.{digits}f}"
