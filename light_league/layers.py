@@ -141,5 +141,5 @@ SIDEWAYS_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 #: what the module map shows beside the package
 OUTSIDE: dict[str, str] = {
     "main.py": "the command line's entry point (light_league.cli)",
-    "envs/": "batched and PettingZoo environments and adapters; no framework imports (a test holds it)",
+    "light_league/envs/": "batched and PettingZoo environments and adapters; no framework imports (a test holds it)",
 }

@@ -62,7 +62,7 @@ def shown_commands() -> list[str]:
 
 def cheap(command: str) -> bool:
     words = shlex.split(command)
-    if words[1] == "examples/exported_policy.py":
+    if words[1] == "light_league/examples/exported_policy.py":
         return True
     if words[1] != "main.py":
         return False
@@ -188,7 +188,15 @@ def test_export_writes_a_file_that_loads_with_torch_alone(checkout: Path, tmp_pa
     np.testing.assert_allclose(got, policy.log_probs(obs, mask, idx), rtol=1e-5, atol=1e-5)
     # the example plays it with torch, numpy and the envs package: no light_league module imported
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "examples/exported_policy.py", str(out), "--games", "3"],
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "light_league/examples/exported_policy.py",
+            str(out),
+            "--games",
+            "3",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -90,7 +90,7 @@ def test_plugins_md_snippets_run_in_order_as_one_file(monkeypatch: pytest.Monkey
 
 
 def test_plugins_md_lists_the_registered_envs() -> None:
-    import envs
+    from light_league import envs
 
     text = (ROOT / "docs" / "plugins.md").read_text()
     listed = text.split("Besides the built-in environments (", 1)[1].split("`env.name` accepts", 1)[0]
@@ -109,7 +109,7 @@ def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
             stripped = line.strip()
             if stripped and not stripped.startswith("#") and stripped != "...":
                 assert stripped in source, (
-                    f"docs/plugins.md shows a line not in examples/my_scheduler.py or historical_exploiter.py: {stripped}"
+                    f"docs/plugins.md shows a line not in light_league/examples/my_scheduler.py or historical_exploiter.py: {stripped}"
                 )
 
 

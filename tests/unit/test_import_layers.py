@@ -1,5 +1,5 @@
 """Imports inside light_league/: no circle, and no arrow from a lower layer up to a higher one;
-no circle inside envs/ either.
+no circle inside light_league/envs/ either.
 
 Every ``import`` and ``from ... import`` in the package counts, at module level or inside a
 function (a function-level import hides a circle from Python, not from the design). A name

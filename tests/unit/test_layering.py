@@ -1,4 +1,4 @@
-"""Layering rules: only the Ray executor imports ray; envs/ import nothing from the framework;
+"""Layering rules: only the Ray executor imports ray; light_league/envs/ import nothing from the framework;
 importing the package does not start or import Ray."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from light_league.scheduling import (
 from light_league.types import AgentType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = "examples.my_scheduler:HardestFirstScheduler"
+PLUGIN = "light_league.examples.my_scheduler:HardestFirstScheduler"
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +85,7 @@ def test_unknown_name_lists_valid_ones_with_did_you_mean(one_entry_point: None) 
         ("collections:OrderedDict", "not a subclass of light_league.scheduling.TaskScheduler"),
         ("light_league.scheduling.task_scheduler:TaskScheduler", "is abstract: implement after_training"),
         ("no_such_plugin_pkg.mod:Thing", "cannot import module 'no_such_plugin_pkg.mod'"),
-        ("examples.my_scheduler:HardestFirst", "did you mean HardestFirstScheduler?"),
+        ("light_league.examples.my_scheduler:HardestFirst", "did you mean HardestFirstScheduler?"),
         ("a:b:c", "must look like 'package.module:ClassName'"),
     ],
 )

@@ -1,7 +1,7 @@
 """Play an exported policy (``python main.py export RUN_DIR MEMBER``) with torch alone.
 
     python main.py export runs/my_league main_agent_0-v12 --out main.pt2
-    python examples/exported_policy.py main.pt2 --games 20
+    python -m light_league.examples.exported_policy main.pt2 --games 20
 
 The file is loaded with ``torch.export.load``; no light_league module is imported (the game comes
 from this repository's ``envs`` package, PettingZoo's Parallel API). The exported policy takes
@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the envs package of this checkout
     sys.path.insert(0, str(ROOT))
 
-import envs  # noqa: E402
-from envs.parallel import split_obs  # noqa: E402
+from light_league import envs  # noqa: E402
+from light_league.envs.parallel import split_obs  # noqa: E402
 
 #: the entries a file of ``main.py export`` holds (under its one top folder), and nothing else
 _ENTRIES = re.compile(

@@ -1,7 +1,7 @@
 """Adapters: any PettingZoo env (``pettingzoo:<module>:<factory>``) and any two-player OpenSpiel
 game (``openspiel:<game>``) as a light_league env.
 
-Both get their batched face from :class:`envs.parallel.ParallelBatchedEnv` (a loop over single
+Both get their batched face from :class:`light_league.envs.parallel.ParallelBatchedEnv` (a loop over single
 games). Keyword arguments reserved for the adapter (not passed to the wrapped env): ``max_steps``
 (truncation of the batched face), ``seats`` (agent indices per seat; default: first half, second
 half), ``score_range`` and ``win_loss`` (how returns become ``outcome``: by default seat 0's
@@ -42,8 +42,8 @@ from pettingzoo.utils.conversions import (
     turn_based_aec_to_parallel_wrapper,
 )
 
-from envs import _rng
-from envs.parallel import ParallelBatchedEnv, spec_from_parallel
+from light_league.envs import _rng
+from light_league.envs.parallel import ParallelBatchedEnv, spec_from_parallel
 
 DEFAULT_MAX_STEPS = 1000
 _ADAPTER_KEYS = ("max_steps", "seats", "score_range", "win_loss")
