@@ -1,1 +1,2 @@
-"""Example plugins for light_league (run from the repository root so that ``examples`` imports)."""
+"""The examples the docs walk through, installed with the package: plugins named in a config as
+``light_league.examples.<module>:<Class>``, and ``python -m light_league.examples.exported_policy``."""

@@ -27,7 +27,7 @@ def generations(run_dir: Path) -> list[dict]:
 
 @pytest.fixture
 def from_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``examples`` is not installed: it imports from the repository root."""
+    """Run from the repository root (``light_league.examples`` imports wherever light_league does)."""
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))
 

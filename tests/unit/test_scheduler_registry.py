@@ -31,7 +31,7 @@ PLUGIN = "light_league.examples.my_scheduler:HardestFirstScheduler"
 
 @pytest.fixture(autouse=True)
 def repo_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``examples`` is not an installed package: it imports from the repository root."""
+    """This checkout's light_league (and its examples) first on the path."""
     monkeypatch.syspath_prepend(str(REPO_ROOT))
 
 
