@@ -133,8 +133,8 @@ def _check(kind: PluginKind, obj: object, name: str) -> Any:
 # ---------------------------------------------------------------------------- trust boundary
 
 #: packages whose modules a stored config may name without confirmation (installed dependencies
-#: and this project); see docs/trust.md
-TRUSTED_PACKAGES = ("pettingzoo", "envs", "light_league")
+#: and this project, its envs included); see docs/trust.md
+TRUSTED_PACKAGES = ("pettingzoo", "light_league")
 
 
 def imported_by(config: Any) -> list[tuple[str, str, str]]:
@@ -163,7 +163,9 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
             out.append((key, value, value.partition(":")[0]))
     env = config.env.name
     if env.startswith("pettingzoo:"):
-        module = env.split(":")[1] if env.count(":") >= 2 else ""
+        from light_league.envs.adapters import current_module  # envs.<module>: the envs' old path
+
+        module = current_module(env.split(":")[1]) if env.count(":") >= 2 else ""
         if module.split(".")[0] not in TRUSTED_PACKAGES:
             out.append(("env.name", env, module))
     return out

@@ -226,3 +226,34 @@ def test_the_documented_pettingzoo_example_runs_or_names_the_extra_to_install() 
         env = envs.make_batched(name, 2, score_range=[-1, 1])
         assert env.spec.num_actions == 3
         env.close()
+
+
+def test_the_envs_old_module_path_reads_as_their_place_in_the_package() -> None:
+    """A run directory written before the envs moved into light_league names
+    ``pettingzoo:envs.<module>:<factory>``: it builds this package's env, and the trust boundary
+    treats it as this package's (another module under a top-level ``envs`` stays foreign)."""
+    from types import SimpleNamespace
+
+    from light_league.envs.adapters import current_module
+    from light_league.plugins import imported_by
+
+    assert current_module("envs.matrix_games") == "light_league.envs.matrix_games"
+    assert current_module("envs.battalion_scripted") == "light_league.envs.battalion_scripted"
+    for unchanged in ("envs.no_such_module", "envs", "my_envs.matrix_games", "pettingzoo.classic.rps_v2"):
+        assert current_module(unchanged) == unchanged
+    env = envs.make_parallel("pettingzoo:envs.matrix_games:make_parallel", game="rps")
+    assert type(env).__module__ == "light_league.envs.matrix_games"
+
+    def stored(env_name: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            scheduler_name="league",
+            learner=SimpleNamespace(kind="mappo"),
+            league=SimpleNamespace(meta_solver={}),
+            scheduler_options={},
+            env=SimpleNamespace(name=env_name),
+        )
+
+    assert imported_by(stored("pettingzoo:envs.matrix_games:make_parallel")) == []
+    assert imported_by(stored("pettingzoo:envs.evil:make")) == [
+        ("env.name", "pettingzoo:envs.evil:make", "envs.evil")
+    ]
