@@ -18,6 +18,7 @@ import importlib.metadata
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from light_league.config_base import Section, parse_override, validate_section
@@ -83,7 +84,7 @@ def _import(kind: PluginKind, name: str) -> object:
     if not module_name or not attribute or ":" in attribute:
         raise ConfigError(f"{kind.label} plugin {name!r} must look like '{kind.form}'")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
             f"cannot import module {module_name!r} of {kind.label} {name!r}: {exc}; "
@@ -99,6 +100,23 @@ def _import(kind: PluginKind, name: str) -> object:
             )
         obj = getattr(obj, part)
     return obj
+
+
+def _import_module(module_name: str) -> ModuleType:
+    """``module_name`` imported; ``examples.<module>``, where light_league's examples were before
+    they moved into the package (issue 55; a run directory written then names them so), is
+    ``light_league.examples.<module>`` when no top-level ``examples`` package provides it."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        head, _, rest = module_name.partition(".")
+        missing = exc.name or ""  # the module itself or a package above it, not one it imports
+        if head != "examples" or not rest or not (module_name + ".").startswith(missing + "."):
+            raise
+        try:
+            return importlib.import_module(f"light_league.examples.{rest}")
+        except ModuleNotFoundError:
+            raise exc from None
 
 
 def _candidate(kind: PluginKind, name: str, obj: object) -> bool:
