@@ -98,6 +98,7 @@ def run_shown(command: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(sys, "argv", words[2:] if module else words[1:])
     try:
         if module:
+            monkeypatch.delitem(sys.modules, words[2], raising=False)  # as python -m: run afresh
             runpy.run_module(words[2], run_name="__main__")
         else:
             runpy.run_path(str(root / words[1]), run_name="__main__")
