@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-import envs
+from light_league import envs
 from light_league.agents.agent_manager import AgentManager
 from light_league.agents.meta_solvers import build_meta_solver
 from light_league.data_buffer.episode_server import EpisodeServer

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from bench_output import recorded
 
-import envs
+from light_league import envs
 from light_league.algorithms import game_tree
 from light_league.algorithms.mappo import MAPPOLearner
 from light_league.algorithms.mappo.serialization import load_policy_files

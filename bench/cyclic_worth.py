@@ -1,7 +1,7 @@
 """Where a league's worth shows: a cyclic matrix game, league against plain self-play.
 
 On the disc game (Balduzzi et al. 2019, "Open-ended learning in symmetric zero-sum games";
-``envs/matrix_games.py``) every strategy beats the ones up to half a turn behind it, so a single
+``light_league/envs/matrix_games.py``) every strategy beats the ones up to half a turn behind it, so a single
 agent that only plays itself has nothing to hold on to: a learner that samples its own actions
 stops learning once it plays one point (against itself every game is a draw, and no other action
 is ever tried). A league keeps the population and mixes it by the Nash of its payoff table.
@@ -214,7 +214,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="runs go here (existing ones are read)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    from envs.matrix_games import payoff_matrix
+    from light_league.envs.matrix_games import payoff_matrix
 
     payoff = np.array(payoff_matrix(args.env, args.num_points))
     with recorded(args.out):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from bench_output import recorded
 
-import envs
+from light_league import envs
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("battalion 2v2", "battalion", {"team_size": 2}),

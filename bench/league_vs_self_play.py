@@ -56,7 +56,7 @@ def measure(seed: int, args: argparse.Namespace) -> dict[str, Any]:
     out = args.work / f"worth_s{seed}.json"
     if out.exists():
         return dict(json.loads(out.read_text()))
-    import envs
+    from light_league import envs
     from light_league.rollout.head_to_head import match
     from light_league.run_dir import RunDir
     from light_league.run_reader import RunReader

@@ -36,7 +36,7 @@ from unittest import mock
 import torch
 from bench_output import recorded
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.algorithms.mappo import learner as mappo_learner
 from light_league.data_buffer.episode import SampleBatch

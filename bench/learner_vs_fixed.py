@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from bench_output import command_line, machine_line
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.rollout.episode import EpisodeLoop
 from light_league.rollout.head_to_head import match

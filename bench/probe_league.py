@@ -78,7 +78,7 @@ def main_agent_steps(run: Path) -> int:
 def direct_learner(config: Path, league: Path, baseline: str, seed: int, work: Path) -> Path:
     """A learner trained against ``baseline`` alone for the league's main-agent env steps; the
     path of its saved policy (``<work>/direct_s<seed>.pt`` + ``.json``)."""
-    import envs
+    from light_league import envs
     from light_league.build import probe_settings
     from light_league.config import load_config
     from light_league.data_buffer.policy_files import policy_paths, save_policy

@@ -58,7 +58,7 @@ def candidates(runs: list[Path], every: int) -> list[Candidate]:
     mixture of its members (solved here with exact best responses where the run did not record
     it: a measurement, as everything in this bench) of each run, each mixture once, and uniform
     play, with their exact NashConv."""
-    import envs
+    from light_league import envs
     from light_league.algorithms import game_tree
     from light_league.run_reader import RunReader
 
@@ -108,7 +108,7 @@ def spread(pool: list[Candidate], count: int, low: float, high: float) -> list[C
 
 def probe_one(config_path: str, candidate: Candidate, seed: int) -> dict[str, Any]:
     """Run the config's default probe against ``candidate`` (in a process of its own)."""
-    import envs
+    from light_league import envs
     from light_league.build import probe_settings
     from light_league.config import load_config
     from light_league.evaluation.probe import Probe, ProbeTarget

@@ -1,4 +1,4 @@
-"""Recurrent against feed-forward MAPPO on recall, the game only memory wins (``envs/recall.py``).
+"""Recurrent against feed-forward MAPPO on recall, the game only memory wins (``light_league/envs/recall.py``).
 
 For each seed, one learner of each kind trains against the ``random`` opponent (both seats, drawn
 per episode) with the default MAPPO settings of docs/mappo.md, recurrent with
@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from bench_output import recorded
 
-import envs
+from light_league import envs
 from light_league.algorithms.base import Policy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.rollout.episode import EpisodeLoop

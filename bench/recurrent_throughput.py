@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from bench_output import recorded
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.data_buffer.episode import SampleBatch
 from light_league.data_buffer.episode_server import EpisodeServer

@@ -42,13 +42,13 @@ import numpy as np
 import torch
 from bench_output import recorded
 
-import envs
-from envs.base import BatchedEnv
+from light_league import envs
 from light_league.algorithms.base import Policy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
+from light_league.envs.base import BatchedEnv
 from light_league.execution import Executor, Handle, LocalExecutor, build_executor
 from light_league.rollout.episode import sample_actions
 from light_league.rollout.rollout_manager import RolloutManager

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 from bench_output import recorded
 
-import envs
-from envs import battalion_scripted as bs
-from envs.battalion import (
+from light_league import envs
+from light_league.envs import battalion_scripted as bs
+from light_league.envs.battalion import (
     ADVANCE,
     ADVANCE_SPEED,
     FIRE,

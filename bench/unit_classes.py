@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 from bench_output import print_table, recorded
 
-import envs
-from envs import battalion_classes as bc
-from envs.battalion import NUM_ACTIONS
-from envs.battalion_scripted import ScriptedBattalionPolicy, one_hot
+from light_league import envs
+from light_league.envs import battalion_classes as bc
+from light_league.envs.battalion import NUM_ACTIONS
+from light_league.envs.battalion_scripted import ScriptedBattalionPolicy, one_hot
 from light_league.game_theory.nash import compute_nash_distribution
 from light_league.rollout.head_to_head import match
 

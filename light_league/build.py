@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import envs
-from envs.base import EnvSpec
+from light_league import envs
 from light_league.agents.agent_manager import AgentManager
 from light_league.agents.archive import Archive
 from light_league.agents.meta_solvers import build_meta_solver
@@ -26,6 +25,7 @@ from light_league.config import ExperimentConfig, reference_opponent
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError, did_you_mean
 from light_league.evaluation.evaluation_manager import EvaluationManager, exact_supported
 from light_league.evaluation.probe import Probe, ProbeSettings

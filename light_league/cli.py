@@ -237,7 +237,7 @@ def _watch(ns: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _export_arguments(p: argparse.ArgumentParser) -> None:
-    p.epilog = "Load it with torch alone: examples/exported_policy.py, docs/quickstart.md."
+    p.epilog = "Load it with torch alone: light_league/examples/exported_policy.py, docs/quickstart.md."
     p.add_argument("run_dir")
     p.add_argument(
         "member",
@@ -258,7 +258,7 @@ def _export(ns: argparse.Namespace, argv: list[str]) -> int:
     path = export_member(Path(ns.run_dir), ns.member, out, overrides=list(ns.settings))
     print(
         printable(
-            f"wrote {path} (torch.export; load it with examples/exported_policy.py's load, which checks it "
+            f"wrote {path} (torch.export; load it with light_league/examples/exported_policy.py's load, which checks it "
             "first: docs/trust.md)"
         )
     )

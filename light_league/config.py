@@ -344,7 +344,7 @@ def reference_opponent(config: ExperimentConfig) -> str | None:
     if chosen is None:
         if not baselines:
             return None
-        import envs  # the env's modules: imported once the config is known to be valid
+        from light_league import envs  # the env's modules: imported once the config is known to be valid
 
         declared = envs.reference_opponent(config.env.name)
         if declared in baselines:

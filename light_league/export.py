@@ -12,13 +12,13 @@ description beside it in the same file (``policy.json``)::
 
 Every tensor is stored as raw bytes, none pickled, and the program calls ATen operators only.
 Still, ``torch.export.load`` itself is not safe on a file from elsewhere (it unpickles what a file
-marks as pickled and runs expressions and code a file carries): ``examples/exported_policy.py``'s
+marks as pickled and runs expressions and code a file carries): ``light_league/examples/exported_policy.py``'s
 ``load`` checks a file holds only what this module writes before it calls it (docs/trust.md).
 
 ``obs`` (N, obs_dim) float32, ``mask`` (N, num_actions) bool (at least one legal action per row),
 ``agent_idx`` (N,) int64 (each agent's position in its team, ``meta["agents"]``), ``hidden``
 (N, hidden_size) float32 (zeros where an episode starts). It returns the (N, num_actions)
-log-probabilities, ``-inf`` where ``mask`` is False. ``examples/exported_policy.py`` plays the
+log-probabilities, ``-inf`` where ``mask`` is False. ``light_league/examples/exported_policy.py`` plays the
 env's games with such a file and no light_league import.
 """
 

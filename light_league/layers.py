@@ -29,6 +29,13 @@ class Layer:
 
 LAYERS: tuple[Layer, ...] = (
     Layer(
+        "games",
+        "the environments: they import nothing else of the package (a test holds it)",
+        {
+            "envs": "batched and PettingZoo environments, their adapters and fixed opponents, built by name",
+        },
+    ),
+    Layer(
         "foundation",
         "plain values, seeds, errors, config sections, files and the plugin resolver",
         {
@@ -130,6 +137,14 @@ LAYERS: tuple[Layer, ...] = (
             "failures": "a run's failure said once in one line, its traceback kept in error.log",
         },
     ),
+    Layer(
+        "examples",
+        "the plugins and the script the docs walk through (docs/plugins.md, docs/quickstart.md)",
+        {
+            "examples": "a scheduler, a league role and a learner as plugins; an exported policy played "
+            "with torch alone",
+        },
+    ),
 )
 
 #: the component packages: they do not import each other (see :data:`SIDEWAYS_ALLOWED`)
@@ -141,5 +156,4 @@ SIDEWAYS_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 #: what the module map shows beside the package
 OUTSIDE: dict[str, str] = {
     "main.py": "the command line's entry point (light_league.cli)",
-    "envs/": "batched and PettingZoo environments and adapters; no framework imports (a test holds it)",
 }

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-import envs
+from light_league import envs
 from light_league.algorithms.base import Policy, hidden_dim
 from light_league.build import make_env_spec
 from light_league.errors import LeagueError, did_you_mean

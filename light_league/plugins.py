@@ -18,6 +18,7 @@ import importlib.metadata
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from light_league.config_base import Section, parse_override, validate_section
@@ -83,7 +84,7 @@ def _import(kind: PluginKind, name: str) -> object:
     if not module_name or not attribute or ":" in attribute:
         raise ConfigError(f"{kind.label} plugin {name!r} must look like '{kind.form}'")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
             f"cannot import module {module_name!r} of {kind.label} {name!r}: {exc}; "
@@ -99,6 +100,23 @@ def _import(kind: PluginKind, name: str) -> object:
             )
         obj = getattr(obj, part)
     return obj
+
+
+def _import_module(module_name: str) -> ModuleType:
+    """``module_name`` imported; ``examples.<module>``, where light_league's examples were before
+    they moved into the package (issue 55; a run directory written then names them so), is
+    ``light_league.examples.<module>`` when no top-level ``examples`` package provides it."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        head, _, rest = module_name.partition(".")
+        missing = exc.name or ""  # the module itself or a package above it, not one it imports
+        if head != "examples" or not rest or not (module_name + ".").startswith(missing + "."):
+            raise
+        try:
+            return importlib.import_module(f"light_league.examples.{rest}")
+        except ModuleNotFoundError:
+            raise exc from None
 
 
 def _candidate(kind: PluginKind, name: str, obj: object) -> bool:
@@ -133,8 +151,8 @@ def _check(kind: PluginKind, obj: object, name: str) -> Any:
 # ---------------------------------------------------------------------------- trust boundary
 
 #: packages whose modules a stored config may name without confirmation (installed dependencies
-#: and this project); see docs/trust.md
-TRUSTED_PACKAGES = ("pettingzoo", "envs", "light_league")
+#: and this project, its envs included); see docs/trust.md
+TRUSTED_PACKAGES = ("pettingzoo", "light_league")
 
 
 def imported_by(config: Any) -> list[tuple[str, str, str]]:
@@ -163,7 +181,9 @@ def imported_by(config: Any) -> list[tuple[str, str, str]]:
             out.append((key, value, value.partition(":")[0]))
     env = config.env.name
     if env.startswith("pettingzoo:"):
-        module = env.split(":")[1] if env.count(":") >= 2 else ""
+        from light_league.envs.adapters import current_module  # envs.<module>: the envs' old path
+
+        module = current_module(env.split(":")[1]) if env.count(":") >= 2 else ""
         if module.split(".")[0] not in TRUSTED_PACKAGES:
             out.append(("env.name", env, module))
     return out

@@ -17,10 +17,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from envs.base import BatchedEnv
 from light_league.agents.agent_pool import AgentPool
 from light_league.algorithms.base import Policy
 from light_league.config import ExperimentConfig
+from light_league.envs.base import BatchedEnv
 from light_league.errors import LeagueError, did_you_mean
 from light_league.evaluation.probe import ProbeTarget
 from light_league.tracking.logger import PayoffSnapshot
@@ -102,7 +102,7 @@ class RunReader:
 
     def make_env(self, num_envs: int) -> BatchedEnv:
         """``num_envs`` games of the run's env, with its ``env.options``."""
-        import envs
+        from light_league import envs
 
         config = self.config
         return envs.make_batched(config.env.name, num_envs, **config.env.options)

@@ -19,13 +19,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager, LeagueStats
 from light_league.build import build_runner
 from light_league.build import make_env_spec as make_env_spec  # its former home
 from light_league.checkpoint import Checkpointer, RunCounters
 from light_league.config import ExperimentConfig, reference_opponent
 from light_league.data_buffer.policy_server import PolicyServer
+from light_league.envs.base import EnvSpec
 from light_league.errors import LeagueError
 from light_league.evaluation.evaluation_manager import EvaluationManager
 from light_league.evaluation.probe import Probe, ProbeTarget, probe_summary, save_probe

@@ -77,8 +77,7 @@ NOTES_DATA = "notes/data/"  #: a figure's data set under the lab notebooks' data
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import envs  # noqa: E402
-from light_league import doc_sections  # noqa: E402
+from light_league import doc_sections, envs  # noqa: E402
 from light_league.run_reader import RunReader  # noqa: E402
 from light_league.tracking.console import summary_lines  # noqa: E402
 from light_league.tracking.formats import fraction, rating  # noqa: E402

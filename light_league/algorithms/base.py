@@ -5,7 +5,7 @@ The rollout loop samples from them; a policy never samples itself, so one seeded
 generator in the worker makes a run deterministic.
 
 Anything with a matching ``log_probs`` method is a policy (``typing.Protocol``): the scripted
-opponents in ``envs/`` satisfy it without importing the framework.
+opponents in ``light_league/envs/`` satisfy it without importing the framework.
 
 A policy with memory is a :class:`RecurrentPolicy`: a positive ``hidden_dim`` and
 ``step_log_probs``, which takes each agent's hidden state and returns the next one. Whoever runs
@@ -29,9 +29,9 @@ from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 import numpy as np
 
-from envs.base import EnvSpec
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 
 
 @runtime_checkable

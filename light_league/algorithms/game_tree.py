@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-import envs
+from light_league import envs
 from light_league.algorithms.base import Policy, RecurrentPolicy, hidden_dim
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.errors import unknown_name

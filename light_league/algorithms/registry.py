@@ -15,12 +15,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from envs.base import EnvSpec
 from light_league.algorithms.base import Learner, Policy
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.algorithms.regret.policy import RegretPolicy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError, unknown_name
 from light_league.plugins import PluginKind, entry_points, resolve
 
@@ -126,7 +126,7 @@ def build_policy(
     (files) and ``RunReader.policy`` (a run's member) all call it."""
     kind = str(meta.get("kind"))
     if kind == FIXED:
-        import envs
+        from light_league import envs
 
         fixed: Policy = envs.make_fixed_policy(
             env_name or str(meta["env"]), str(meta["name"]), **dict(env_options or {})

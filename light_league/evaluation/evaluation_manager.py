@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-import envs
-from envs.base import BatchedEnv, EnvSpec
+from light_league import envs
 from light_league.algorithms.base import Policy
 from light_league.algorithms.registry import build_policy
 from light_league.data_buffer.stores import PolicyStore
+from light_league.envs.base import BatchedEnv, EnvSpec
 from light_league.evaluation.shared_games import SharedGames
 from light_league.rollout.rollout_manager import RolloutManager
 from light_league.types import Behaviour, MatchResult

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-import envs
+from light_league import envs
 from light_league.algorithms.base import Learner, Policy, RecurrentPolicy, hidden_dim
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from envs.base import BatchedEnv
     from light_league.algorithms.base import Policy
+    from light_league.envs.base import BatchedEnv
 
 #: games stepped together while the pool is played
 BATCH = 4096

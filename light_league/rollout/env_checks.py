@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.base import BatchStep, EnvSpec
+from light_league.envs.base import BatchStep, EnvSpec
 from light_league.errors import EnvContractError, NonFiniteError
 
 

@@ -1,6 +1,6 @@
 """The pure episode loop: batched games between policies, one forward pass per policy (or bank) per step.
 
-:class:`EpisodeLoop` owns one :class:`~envs.base.BatchedEnv` and keeps its games running across
+:class:`EpisodeLoop` owns one :class:`~light_league.envs.base.BatchedEnv` and keeps its games running across
 calls, so episodes longer than one call are not cut short, and a game keeps the opponent and
 seat it was drawn with until it ends, whatever later calls' distributions say. Two uses:
 
@@ -32,7 +32,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from envs.base import BatchedEnv, BatchStep
 from light_league.algorithms.base import (
     Policy,
     RecurrentTrainablePolicy,
@@ -40,6 +39,7 @@ from light_league.algorithms.base import (
     hidden_dim,
 )
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import BatchedEnv, BatchStep
 from light_league.errors import NonFiniteError
 from light_league.rollout.env_checks import check_finite, check_legal_actions
 from light_league.rollout.policy_bank import policy_log_probs
@@ -466,7 +466,7 @@ class EpisodeLoop:
         mirrors replay the same chance: the pairings play in two passes from one reset seed, and
         the ``k``-th game of a pairing in the first pass and of its mirror in the second start
         from the same game seed and episode. Where an env draws its chance from those (every
-        built-in env does; :mod:`envs._rng`), ``a`` and ``b`` each play both seats of the same deal
+        built-in env does; :mod:`light_league.envs._rng`), ``a`` and ``b`` each play both seats of the same deal
         or map, so the luck of the deal cancels from ``a``'s mean over both seat orders (common
         random numbers; duplicate bridge and poker score this way). Each pass is capped at
         ``max_steps``. Pairings without mirrors play unpaired.

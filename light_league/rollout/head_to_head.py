@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy
+from light_league.envs.base import BatchedEnv
 from light_league.game_theory.uncertainty import mean_interval, score_interval
 from light_league.rollout.episode import EpisodeLoop
 

@@ -70,7 +70,7 @@ class RolloutWorker:
         torch_threads: int = 1,
         policy_banks: bool = True,
     ) -> None:
-        import envs
+        from light_league import envs
 
         if torch_threads:
             import torch

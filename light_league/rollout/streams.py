@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.base import EnvSpec
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 
 
 def with_mirror(batch: SampleBatch, recorder: StreamRecorder, spec: EnvSpec, version: int) -> SampleBatch:

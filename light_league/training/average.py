@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from envs.base import BatchedEnv
 from light_league.algorithms.base import Policy, hidden_dim
 from light_league.data_buffer.policy_files import load_policy_files, save_policy
+from light_league.envs.base import BatchedEnv
 from light_league.errors import ConfigError
 from light_league.rollout.episode import sample_actions
 from light_league.rollout.policy_bank import build_banks, policy_log_probs

@@ -14,12 +14,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from envs.base import EnvSpec
 from light_league.algorithms.base import Learner
 from light_league.algorithms.registry import build_policy
 from light_league.algorithms.tabular import TabularPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError
 from light_league.training.component import LearnerComponent, UpdateResult
 

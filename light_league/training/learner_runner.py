@@ -16,12 +16,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from envs.base import EnvSpec
 from light_league.algorithms.base import Learner
 from light_league.algorithms.registry import make_learner
 from light_league.config_base import Section
 from light_league.data_buffer.policy_server import PolicyEntry
 from light_league.data_buffer.stores import EpisodeStore, PolicyStore
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError, NonFiniteError
 from light_league.training.component import LearnerComponent, UpdateResult
 from light_league.utils.device import check_device_here, to_cpu

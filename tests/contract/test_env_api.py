@@ -1,5 +1,5 @@
 """Every env's faces obey their contracts: PettingZoo's API checkers on the Parallel face (and on
-its AEC view), seed determinism, and the BatchedEnv conventions of ``envs/base.py``."""
+its AEC view), seed determinism, and the BatchedEnv conventions of ``light_league/envs/base.py``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 from pettingzoo.utils.conversions import parallel_to_aec
 
-import envs
-from envs.parallel import split_obs
-from envs.registry import BUILTIN_ENVS
+from light_league import envs
+from light_league.envs.parallel import split_obs
+from light_league.envs.registry import BUILTIN_ENVS
 
 #: options worth checking beyond an env's defaults (every registered env is checked with its defaults)
 OPTION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
@@ -27,7 +27,10 @@ OPTION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
 #: every env the registry knows, with its default options, then the variants
 NATIVE: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in envs.env_names()] + OPTION_VARIANTS
 ADAPTED: list[tuple[str, dict[str, Any]]] = [
-    ("pettingzoo:envs.matrix_games:make_parallel", {"game": "biased_rps", "score_range": (-2.0, 2.0)}),
+    (
+        "pettingzoo:light_league.envs.matrix_games:make_parallel",
+        {"game": "biased_rps", "score_range": (-2.0, 2.0)},
+    ),
     ("pettingzoo:pettingzoo.classic.rps_v2:env", {}),
     ("openspiel:kuhn_poker", {}),
     ("openspiel:matrix_rps", {}),

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.matrix_games import MatrixGameParallelEnv
+from light_league.envs.matrix_games import MatrixGameParallelEnv
 
 #: the end of the ``raise`` fault's message, which the run's error line must carry
 ENV_OWN_WORDS = "the payoff server refused the connection (errno 111)"

@@ -98,7 +98,7 @@ CASES: list[Case] = [
     ),
     (
         "missing_plugin_class",
-        lambda t, r: ["--config", RPS, "scheduler={name: 'examples.my_scheduler:Nope'}"],
+        lambda t, r: ["--config", RPS, "scheduler={name: 'light_league.examples.my_scheduler:Nope'}"],
         ("Nope",),
     ),
     (

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.cli import main
 from light_league.rollout.episode import EpisodeLoop

@@ -1,5 +1,5 @@
 """An exported member is safe to load as the docs say (issue 56): ``main.py export`` stores every
-tensor as raw bytes (nothing pickled), and the loader of ``examples/exported_policy.py`` refuses,
+tensor as raw bytes (nothing pickled), and the loader of ``light_league/examples/exported_policy.py`` refuses,
 before torch reads the file, everything ``torch.export.load`` would unpickle or run: a pickled
 weight, pickled sample inputs, compiled code, an operator outside ATen, an expression or a guard
 that is Python. ``export --out DIR`` writes into the directory."""
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from examples import exported_policy
 from light_league.cli import main
+from light_league.examples import exported_policy
 
 pytestmark = pytest.mark.integration
 

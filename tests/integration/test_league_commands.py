@@ -62,7 +62,7 @@ def shown_commands() -> list[str]:
 
 def cheap(command: str) -> bool:
     words = shlex.split(command)
-    if words[1] == "examples/exported_policy.py":
+    if words[1:3] == ["-m", "light_league.examples.exported_policy"]:
         return True
     if words[1] != "main.py":
         return False
@@ -73,10 +73,10 @@ def cheap(command: str) -> bool:
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder that looks like a clean checkout (the configs and examples), with the docs'
-    ``runs/demo`` made by the docs' own command and a smaller budget."""
+    """A folder that looks like a clean checkout (the configs; the examples are installed with the
+    package), with the docs' ``runs/demo`` made by the docs' own command and a smaller budget."""
     root = tmp_path_factory.mktemp("checkout")
-    for name in ("expr_configs", "examples"):
+    for name in ("expr_configs",):
         (root / name).symlink_to(ROOT / name)
     assert DEMO in shown_commands(), "the demo run the docs' commands read is no longer shown"
     with pytest.MonkeyPatch.context() as patch:
@@ -94,9 +94,14 @@ def run_shown(command: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> int:
             return main(words[2:])
         except SystemExit as done:  # --help and --version exit through argparse
             return int(done.code or 0)
-    monkeypatch.setattr(sys, "argv", words[1:])
+    module = words[1] == "-m"  # python -m light_league.examples.<name> ...
+    monkeypatch.setattr(sys, "argv", words[2:] if module else words[1:])
     try:
-        runpy.run_path(str(root / words[1]), run_name="__main__")
+        if module:
+            monkeypatch.delitem(sys.modules, words[2], raising=False)  # as python -m: run afresh
+            runpy.run_module(words[2], run_name="__main__")
+        else:
+            runpy.run_path(str(root / words[1]), run_name="__main__")
     except SystemExit as done:
         return int(done.code or 0)
     return 0
@@ -107,7 +112,7 @@ def test_every_cheap_command_in_the_docs_runs_from_a_clean_checkout(
 ) -> None:
     commands = [c for c in shown_commands() if cheap(c)]
     # export first: the example reads the file it writes
-    commands.sort(key=lambda c: (" export " not in c, "examples/" in c))
+    commands.sort(key=lambda c: (" export " not in c, "light_league.examples" in c))
     kinds = {shlex.split(c)[2] if shlex.split(c)[1] == "main.py" else "example" for c in commands}
     assert {"report", "eval", "watch", "export", "example"} <= kinds
     assert any("--print-config" in c for c in commands)
@@ -186,9 +191,18 @@ def test_export_writes_a_file_that_loads_with_torch_alone(checkout: Path, tmp_pa
     idx = np.array([0, 1, 0, 1, 0, 1])
     got = actor(torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(idx)).detach().numpy()
     np.testing.assert_allclose(got, policy.log_probs(obs, mask, idx), rtol=1e-5, atol=1e-5)
-    # the example plays it with torch, numpy and the envs package: no light_league module imported
+    # the example plays it with torch, numpy and light_league's envs: no other light_league module imported
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "examples/exported_policy.py", str(out), "--games", "3"],
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "light_league.examples.exported_policy",
+            str(out),
+            "--games",
+            "3",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -199,8 +213,15 @@ def test_export_writes_a_file_that_loads_with_torch_alone(checkout: Path, tmp_pa
     counts = [int(w) for w in done.stdout.split(":")[1].replace(",", "").split() if w.isdigit()]
     assert sum(counts) == 3
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert "torch" in imported and "envs" in imported  # -X importtime lists every module imported
-    assert not [m for m in imported if m == "light_league" or m.startswith("light_league.")]
+    assert (
+        "torch" in imported and "light_league.envs" in imported
+    )  # -X importtime lists every module imported
+    framework = [
+        m
+        for m in imported
+        if m.startswith("light_league.") and not m.startswith(("light_league.envs", "light_league.examples"))
+    ]
+    assert framework == []  # light_league itself is imported too: its __init__ holds the version only
 
 
 def test_export_of_a_baseline_or_an_unknown_member_is_one_line(

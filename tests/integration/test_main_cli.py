@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-import envs
+from light_league import envs
 from light_league.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def test_plugin_scheduler_runs_through_main(tmp_path: Path, monkeypatch: pytest.
     run_dir = tmp_path / "plugin"
     code = run_rps(
         run_dir,
-        "scheduler={name: 'examples.my_scheduler:HardestFirstScheduler'}",
+        "scheduler={name: 'light_league.examples.my_scheduler:HardestFirstScheduler'}",
         "stop.max_generations=2",
         "evaluation.episodes_per_pair=16",
     )
@@ -182,7 +182,7 @@ def test_plugin_learner_runs_through_main(tmp_path: Path, monkeypatch: pytest.Mo
     run_dir = tmp_path / "learner_plugin"
     code = run_rps(
         run_dir,
-        "learner.kind=examples.my_learner:AnnealedEntropyLearner",
+        "learner.kind=light_league.examples.my_learner:AnnealedEntropyLearner",
         "learner.options={entropy_decay: 0.5, hidden_size: 16}",
         *QUICK,
     )

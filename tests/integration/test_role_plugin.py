@@ -1,4 +1,4 @@
-"""A fourth league role from a plugin (examples/historical_exploiter.py), run through main.py:
+"""A fourth league role from a plugin (light_league/examples/historical_exploiter.py), run through main.py:
 it joins the league's role table, trains against old main-agent snapshots, is frozen into the
 population, logs its metric, resumes, and is refused on --resume unless confirmed."""
 
@@ -13,7 +13,7 @@ from light_league.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
-KIND = "examples.historical_exploiter:HistoricalExploiterRole"
+KIND = "light_league.examples.historical_exploiter:HistoricalExploiterRole"
 ROLE = (
     "scheduler.roles={historical_exploiter: {kind: '" + KIND + "', count: 1, "
     "options: {min_age: 1, checkpoint_min_steps: 2048, checkpoint_max_steps: 2048}}}"
@@ -27,7 +27,7 @@ def generations(run_dir: Path) -> list[dict]:
 
 @pytest.fixture
 def from_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``examples`` is not installed: it imports from the repository root."""
+    """Run from the repository root (``light_league.examples`` imports wherever light_league does)."""
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))
 
@@ -74,7 +74,7 @@ def test_bad_role_entries_are_one_line_errors(
         "scheduler.roles={baseline: {kind: main_agent}}": "'baseline' is reserved",
         "scheduler.roles={main_agent: {kind: main_agent}}": "is a built-in role",
         "scheduler.roles={Bad-Name: {kind: main_agent}}": "is not valid",
-        "scheduler.roles={old: {kind: 'examples.historical_exploiter:Nope'}}": "has no 'Nope'",
+        "scheduler.roles={old: {kind: 'light_league.examples.historical_exploiter:Nope'}}": "has no 'Nope'",
         "scheduler.roles={old: {kind: historical}}": "unknown league role 'historical'",
         "scheduler.roles={old: {kind: '" + KIND + "', options: {min_agee: 1}}}": (
             "scheduler.roles.old.options.min_agee: unknown key; did you mean min_age?"

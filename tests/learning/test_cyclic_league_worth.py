@@ -35,7 +35,7 @@ import cyclic_worth as bench  # bench/ is on pytest's pythonpath
 import numpy as np
 import pytest
 
-from envs.matrix_games import payoff_matrix
+from light_league.envs.matrix_games import payoff_matrix
 
 GENERATIONS = 40
 SEED = 7

@@ -56,7 +56,7 @@ def train(run_dir: Path, seed: int, generations: int, *extra: str) -> None:
 def duel(work: Path, seed: int) -> dict[str, Any]:
     """Train both runs under ``work`` (a finished run there is read as it is) and take the
     readings: the duel, each main agent against ``scripted_l3``, the probe against each."""
-    import envs
+    from light_league import envs
     from light_league.build import probe_settings
     from light_league.config import load_config
     from light_league.evaluation.probe import Probe

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.rollout.episode import EpisodeLoop
 

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import envs
-from envs.kuhn_poker import GAME, infostate_string
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy
+from light_league.envs.kuhn_poker import GAME, infostate_string
 from light_league.rollout.episode import EpisodeLoop
 
 pyspiel = pytest.importorskip("pyspiel")

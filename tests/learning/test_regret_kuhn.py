@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import envs
+from light_league import envs
 from light_league.algorithms.game_tree import nash_conv
 from light_league.algorithms.registry import build_policy
 from light_league.algorithms.regret import RegretConfig

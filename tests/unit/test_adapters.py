@@ -12,9 +12,9 @@ import pytest
 from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector
 
-import envs
-from envs.adapters import OpenSpielParallelEnv
-from envs.matrix_games import payoff_matrix
+from light_league import envs
+from light_league.envs.adapters import OpenSpielParallelEnv
+from light_league.envs.matrix_games import payoff_matrix
 
 NIM_STONES = 5
 
@@ -101,7 +101,7 @@ def test_turn_based_aec_env_through_the_batched_adapter() -> None:
 
 
 def test_pettingzoo_parallel_env_by_module_path_matches_native() -> None:
-    name = "pettingzoo:envs.battalion:make_parallel"
+    name = "pettingzoo:light_league.envs.battalion:make_parallel"
     adapted = envs.make_batched(name, 3, team_size=1, max_steps=30, win_loss=True)
     native = envs.make_batched("battalion", 3, team_size=1, max_steps=30)
     a, b = adapted.reset(seed=7), native.reset(seed=7)
@@ -172,7 +172,7 @@ def test_bad_names_fail_with_the_fix() -> None:
 
 def test_pettingzoo_games_are_scored_by_expected_return_unless_win_loss_is_asked() -> None:
     """Graded payoffs stay graded: outcome = seat 0's return mapped from score_range to [0, 1]."""
-    name = "pettingzoo:envs.matrix_games:make_parallel"
+    name = "pettingzoo:light_league.envs.matrix_games:make_parallel"
     payoff = np.array(payoff_matrix("biased_rps"))
     lo, hi = float(payoff.min()), float(payoff.max())
     graded = envs.make_batched(name, 9, game="biased_rps", score_range=[lo, hi])
@@ -204,8 +204,13 @@ def test_a_factory_that_is_no_env_constructor_is_never_called(name: str, tmp_pat
 
 def test_env_classes_and_their_modules_factories_are_accepted() -> None:
     assert envs.make_parallel(NIM) is not None
-    assert envs.make_parallel("pettingzoo:envs.matrix_games:MatrixGameParallelEnv", game="rps") is not None
-    assert envs.make_parallel("pettingzoo:envs.matrix_games:make_parallel", game="rps") is not None
+    assert (
+        envs.make_parallel("pettingzoo:light_league.envs.matrix_games:MatrixGameParallelEnv", game="rps")
+        is not None
+    )
+    assert (
+        envs.make_parallel("pettingzoo:light_league.envs.matrix_games:make_parallel", game="rps") is not None
+    )
 
 
 def test_the_documented_pettingzoo_example_runs_or_names_the_extra_to_install() -> None:
@@ -221,3 +226,34 @@ def test_the_documented_pettingzoo_example_runs_or_names_the_extra_to_install() 
         env = envs.make_batched(name, 2, score_range=[-1, 1])
         assert env.spec.num_actions == 3
         env.close()
+
+
+def test_the_envs_old_module_path_reads_as_their_place_in_the_package() -> None:
+    """A run directory written before the envs moved into light_league names
+    ``pettingzoo:envs.<module>:<factory>``: it builds this package's env, and the trust boundary
+    treats it as this package's (another module under a top-level ``envs`` stays foreign)."""
+    from types import SimpleNamespace
+
+    from light_league.envs.adapters import current_module
+    from light_league.plugins import imported_by
+
+    assert current_module("envs.matrix_games") == "light_league.envs.matrix_games"
+    assert current_module("envs.battalion_scripted") == "light_league.envs.battalion_scripted"
+    for unchanged in ("envs.no_such_module", "envs", "my_envs.matrix_games", "pettingzoo.classic.rps_v2"):
+        assert current_module(unchanged) == unchanged
+    env = envs.make_parallel("pettingzoo:envs.matrix_games:make_parallel", game="rps")
+    assert type(env).__module__ == "light_league.envs.matrix_games"
+
+    def stored(env_name: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            scheduler_name="league",
+            learner=SimpleNamespace(kind="mappo"),
+            league=SimpleNamespace(meta_solver={}),
+            scheduler_options={},
+            env=SimpleNamespace(name=env_name),
+        )
+
+    assert imported_by(stored("pettingzoo:envs.matrix_games:make_parallel")) == []
+    assert imported_by(stored("pettingzoo:envs.evil:make")) == [
+        ("env.name", "pettingzoo:envs.evil:make", "envs.evil")
+    ]

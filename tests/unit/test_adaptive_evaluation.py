@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs.base import EnvSpec
 from light_league.agents.agent_manager import AgentManager
+from light_league.envs.base import EnvSpec
 from light_league.evaluation.evaluation_manager import EvaluationManager, share_batches
 from light_league.rollout.episode import EvaluationResult, MatchResult
 from light_league.run_dir import RunDir

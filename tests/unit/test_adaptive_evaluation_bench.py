@@ -8,7 +8,7 @@ from pathlib import Path
 import adaptive_evaluation as bench  # bench/ is on pytest's pythonpath
 import pytest
 
-import envs
+from light_league import envs
 from light_league.run_dir import RUN_FORMAT
 from light_league.run_reader import RunReader
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from fixed_policies import Pure
 
-import envs
+from light_league import envs
 from light_league.algorithms.game_tree import nash_conv
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.training.average import AveragePolicy, average_path, distill, mixture_decisions

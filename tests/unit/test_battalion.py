@@ -7,10 +7,10 @@ import copy
 import numpy as np
 import pytest
 
-from envs import _rng, battalion
-from envs.battalion import FIRE, HOLD, BattalionBatchedEnv, BattalionParallelEnv
-from envs.battalion_scripted import ScriptedBattalionPolicy
-from envs.parallel import UniformRandomPolicy
+from light_league.envs import _rng, battalion
+from light_league.envs.battalion import FIRE, HOLD, BattalionBatchedEnv, BattalionParallelEnv
+from light_league.envs.battalion_scripted import ScriptedBattalionPolicy
+from light_league.envs.parallel import UniformRandomPolicy
 
 
 def test_counter_rng_numpy_matches_python() -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import envs
-from envs import battalion
-from envs import battalion_classes as bc
-from envs.battalion import FIRE, HOLD, NUM_ACTIONS, BattalionParallelEnv
-from envs.battalion_scripted import ScriptedBattalionPolicy
+from light_league import envs
+from light_league.envs import battalion
+from light_league.envs import battalion_classes as bc
+from light_league.envs.battalion import FIRE, HOLD, NUM_ACTIONS, BattalionParallelEnv
+from light_league.envs.battalion_scripted import ScriptedBattalionPolicy
 from tests.unit.test_battalion import _play as play
 
 CHOOSE = NUM_ACTIONS  # the first class action: choose_infantry

@@ -11,7 +11,7 @@ import cyclic_worth as bench  # bench/ is on pytest's pythonpath
 import numpy as np
 import pytest
 
-from envs.matrix_games import nash_strategy, payoff_matrix
+from light_league.envs.matrix_games import nash_strategy, payoff_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.algorithms.registry import make_learner
 from light_league.build import learner_gpus, learner_placement

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from light_league.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]  # the user pages (not notes/)
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]  # the package's metadata
 
 
 def test_configuration_reference_is_generated_from_the_config_classes() -> None:
@@ -90,7 +92,7 @@ def test_plugins_md_snippets_run_in_order_as_one_file(monkeypatch: pytest.Monkey
 
 
 def test_plugins_md_lists_the_registered_envs() -> None:
-    import envs
+    from light_league import envs
 
     text = (ROOT / "docs" / "plugins.md").read_text()
     listed = text.split("Besides the built-in environments (", 1)[1].split("`env.name` accepts", 1)[0]
@@ -100,7 +102,8 @@ def test_plugins_md_lists_the_registered_envs() -> None:
 def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
     """The blocks that show the examples' classes show their lines."""
     source = "\n".join(
-        (ROOT / "examples" / name).read_text() for name in ("my_scheduler.py", "historical_exploiter.py")
+        (ROOT / "light_league" / "examples" / name).read_text()
+        for name in ("my_scheduler.py", "historical_exploiter.py")
     )
     for code in plugins_md_blocks():
         if not re.search(r"^class (HardestFirst|HistoricalExploiter)", code, flags=re.M):
@@ -109,7 +112,7 @@ def test_plugin_walkthrough_snippets_are_excerpts_of_the_real_example() -> None:
             stripped = line.strip()
             if stripped and not stripped.startswith("#") and stripped != "...":
                 assert stripped in source, (
-                    f"docs/plugins.md shows a line not in examples/my_scheduler.py or historical_exploiter.py: {stripped}"
+                    f"docs/plugins.md shows a line not in light_league/examples/my_scheduler.py or historical_exploiter.py: {stripped}"
                 )
 
 
@@ -140,7 +143,7 @@ def test_every_relative_link_in_the_docs_resolves() -> None:
 
 
 def test_the_console_script_is_named_in_the_readme_and_the_quickstart() -> None:
-    (script,) = re.findall(r'"([\w-]+) = light_league\.cli:main"', (ROOT / "setup.py").read_text())
+    (script,) = [name for name, target in PROJECT["scripts"].items() if target == "light_league.cli:main"]
     for page in (ROOT / "README.md", ROOT / "docs" / "quickstart.md"):
         assert f"`{script}`" in page.read_text() and "same as `python main.py`" in page.read_text(), page.name
 
@@ -152,7 +155,7 @@ def test_the_docs_say_how_to_read_the_heatmap_at_its_own_size() -> None:
         assert "tick *Show actual image size* in the Images tab's settings" in text, page
 
 
-def test_the_extra_the_pettingzoo_example_needs_is_in_setup_py_and_named_beside_it() -> None:
-    assert '"pettingzoo": ["pettingzoo[classic]>=1.24"]' in (ROOT / "setup.py").read_text()
+def test_the_extra_the_pettingzoo_example_needs_is_in_the_metadata_and_named_beside_it() -> None:
+    assert PROJECT["optional-dependencies"]["pettingzoo"] == ["pettingzoo[classic]>=1.24"]
     text = (ROOT / "docs" / "plugins.md").read_text()
     assert text.index('pip install -e ".[pettingzoo]"') < text.index("pettingzoo.classic.rps_v2")

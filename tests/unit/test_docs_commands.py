@@ -31,10 +31,13 @@ def test_the_scheduler_switch_commands_of_plugins_md_validate(argv: list[str]) -
 def test_switching_the_scheduler_keeps_the_new_schedulers_own_overrides() -> None:
     config = load_config(
         ROOT / "expr_configs" / "league.yaml",
-        ["scheduler.name=examples.my_scheduler:HardestFirstScheduler", "scheduler.steps_per_generation=4000"],
+        [
+            "scheduler.name=light_league.examples.my_scheduler:HardestFirstScheduler",
+            "scheduler.steps_per_generation=4000",
+        ],
     )
     assert config.to_dict()["scheduler"] == {
-        "name": "examples.my_scheduler:HardestFirstScheduler",
+        "name": "light_league.examples.my_scheduler:HardestFirstScheduler",
         "steps_per_generation": 4000,
     }
     same = load_config(ROOT / "expr_configs" / "league.yaml", ["scheduler.name=league"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
 from light_league.rollout.episode import EpisodeLoop, sample_actions
 
 SPEC = EnvSpec(

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
 
-from envs import _poker
-from envs import kuhn_poker as kuhn
+from light_league.envs import _poker
+from light_league.envs import kuhn_poker as kuhn
 
 N_GAMES = 3_000  #: the single-game env (a Python step per move)
 N_BATCHED = 10_000

@@ -24,7 +24,7 @@ from light_league.scheduling.registry import build_scheduler
 from light_league.types import AgentType, LearnerSetup, MatchResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = "examples.historical_exploiter:HistoricalExploiterRole"
+PLUGIN = "light_league.examples.historical_exploiter:HistoricalExploiterRole"
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@ learner-kind name outside the table and the config schema.
 
 * ``mappo`` and ``exact_br`` declare their component, learner class, settings and device use;
   ``exact_br``'s probe trains MAPPO;
-* a plugin learner (``examples.my_learner``) gets a row of its own: ``LearnerRunner``, its class,
+* a plugin learner (``light_league.examples.my_learner``) gets a row of its own: ``LearnerRunner``, its class,
   its ``Config`` from ``learner.options`` with ``learner.by_role`` applied, the device when its
   constructor takes one; a bad per-role option is one line naming its path;
 * ``validate`` resolves the kind once and hands the row on (``Validated.learner``);
@@ -18,17 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from examples.my_learner import AnnealedEntropyConfig, AnnealedEntropyLearner
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.build import validate
 from light_league.config import load_config
 from light_league.errors import ConfigError
+from light_league.examples.my_learner import AnnealedEntropyConfig, AnnealedEntropyLearner
 from light_league.learner_kinds import LEARNER_KINDS, learner_kind
 from light_league.training.exact_br import ExactBRRunner
 from light_league.training.learner_runner import LearnerRunner
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = "examples.my_learner:AnnealedEntropyLearner"
+PLUGIN = "light_league.examples.my_learner:AnnealedEntropyLearner"
 #: where a learner-kind name may be written: the table and the config schema; and where "mappo"
 #: names the MAPPO policy's kind (its meta, its loader), a different table
 ALLOWED = {"light_league/learner_kinds.py", "light_league/learner_config.py"}

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-import envs
-from envs.base import EnvSpec
+from light_league import envs
 from light_league.algorithms.base import TrainablePolicy
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy
 from light_league.algorithms.registry import build_policy, make_learner
 from light_league.config import load_config
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError, NonFiniteError
 from light_league.learner_kinds import learner_kind
 

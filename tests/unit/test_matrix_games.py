@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-import envs
-from envs import matrix_games as mg
+from light_league import envs
+from light_league.envs import matrix_games as mg
 
 
 def _game_value_and_strategy(a: np.ndarray) -> tuple[float, np.ndarray]:

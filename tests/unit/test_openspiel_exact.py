@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 
 pytest.importorskip("pyspiel")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner
 from light_league.data_buffer.episode import SampleBatch
 from light_league.data_buffer.episode_server import EpisodeServer

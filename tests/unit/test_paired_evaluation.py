@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fixed_policies import Pure
 
-import envs
+from light_league import envs
 from light_league.algorithms.game_tree import expected_payoff_matrix
 from light_league.rollout.episode import EpisodeLoop, mirrored_halves
 

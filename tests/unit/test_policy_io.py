@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-from envs.base import EnvSpec
 from light_league.algorithms.mappo import (
     MAPPOConfig,
     MAPPOLearner,
@@ -20,6 +19,7 @@ from light_league.algorithms.mappo import (
     save_policy,
 )
 from light_league.algorithms.tabular import TabularPolicy
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError, CorruptFileError
 
 SPEC = EnvSpec(

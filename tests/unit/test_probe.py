@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from fixed_policies import Pure
 
-import envs
+from light_league import envs
 from light_league.build import probe_settings
 from light_league.config import load_config
 from light_league.evaluation.probe import Probe, ProbeTarget, exact_values, probe_path, save_probe

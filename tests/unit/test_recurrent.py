@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-import envs
-from envs.base import EnvSpec
+from light_league import envs
 from light_league.algorithms.mappo import MAPPOConfig, MAPPOLearner, MAPPOPolicy, load_policy, save_policy
 from light_league.algorithms.mappo.chunks import chunk_index, to_chunks
 from light_league.algorithms.mappo.gae import compute_gae, normalize_advantages
 from light_league.algorithms.mappo.loss import categorical_entropy, mappo_value_loss, policy_loss
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 from light_league.errors import ConfigError
 from light_league.rollout.episode import EpisodeLoop
 from light_league.rollout.policy_bank import build_banks

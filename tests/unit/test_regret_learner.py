@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-import envs
-from envs.matrix_games import payoff_matrix
+from light_league import envs
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.algorithms.registry import build_policy
 from light_league.algorithms.regret import RegretConfig
@@ -21,6 +20,7 @@ from light_league.config import load_config
 from light_league.data_buffer.episode import SampleBatch
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer
+from light_league.envs.matrix_games import payoff_matrix
 from light_league.errors import ConfigError
 from light_league.rollout.episode import EpisodeLoop
 from light_league.training.learner_runner import LearnerRunner

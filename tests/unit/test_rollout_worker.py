@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import envs
+from light_league import envs
 from light_league.algorithms.mappo.policy import MAPPOPolicy
 from light_league.data_buffer.episode_server import EpisodeServer
 from light_league.data_buffer.policy_server import PolicyServer

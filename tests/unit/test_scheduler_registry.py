@@ -26,12 +26,12 @@ from light_league.scheduling import (
 from light_league.types import AgentType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = "examples.my_scheduler:HardestFirstScheduler"
+PLUGIN = "light_league.examples.my_scheduler:HardestFirstScheduler"
 
 
 @pytest.fixture(autouse=True)
 def repo_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``examples`` is not an installed package: it imports from the repository root."""
+    """This checkout's light_league (and its examples) first on the path."""
     monkeypatch.syspath_prepend(str(REPO_ROOT))
 
 
@@ -79,13 +79,34 @@ def test_unknown_name_lists_valid_ones_with_did_you_mean(one_entry_point: None) 
     assert "\n" not in message
 
 
+def test_the_examples_old_module_path_resolves_to_the_installed_example(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A run directory written before the examples moved into light_league names
+    ``examples.my_scheduler:...``: with no top-level ``examples`` providing it, it is the package's
+    (also beside an ``examples/`` folder that a checkout from before the move kept for its
+    __pycache__); a module that is not one of the examples still fails, naming the name given."""
+    import sys
+
+    from light_league.examples.my_scheduler import HardestFirstScheduler
+
+    monkeypatch.delitem(sys.modules, "examples", raising=False)
+    assert resolve_scheduler("examples.my_scheduler:HardestFirstScheduler") is HardestFirstScheduler
+    (tmp_path / "examples" / "__pycache__").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert resolve_scheduler("examples.my_scheduler:HardestFirstScheduler") is HardestFirstScheduler
+    sys.modules.pop("examples", None)  # the namespace package of that folder, gone with the test
+    with pytest.raises(ConfigError, match="cannot import module 'examples.no_such_example'"):
+        resolve_scheduler("examples.no_such_example:Thing")
+
+
 @pytest.mark.parametrize(
     ("name", "fragment"),
     [
         ("collections:OrderedDict", "not a subclass of light_league.scheduling.TaskScheduler"),
         ("light_league.scheduling.task_scheduler:TaskScheduler", "is abstract: implement after_training"),
         ("no_such_plugin_pkg.mod:Thing", "cannot import module 'no_such_plugin_pkg.mod'"),
-        ("examples.my_scheduler:HardestFirst", "did you mean HardestFirstScheduler?"),
+        ("light_league.examples.my_scheduler:HardestFirst", "did you mean HardestFirstScheduler?"),
         ("a:b:c", "must look like 'package.module:ClassName'"),
     ],
 )

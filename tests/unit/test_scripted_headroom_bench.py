@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scripted_headroom as bench  # bench/ is on pytest's pythonpath
 
-import envs
+from light_league import envs
 
 
 def test_the_rule_family_at_its_defaults_is_scripted_l5() -> None:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from fixed_policies import Pure, random_tabular
 
-import envs
-from envs.matrix_games import BIASED_RPS
-from envs.parallel import UniformRandomPolicy
+from light_league import envs
+from light_league.envs.matrix_games import BIASED_RPS
+from light_league.envs.parallel import UniformRandomPolicy
 from light_league.evaluation.shared_games import SharedGames
 
 pytest.importorskip("pyspiel")

@@ -27,6 +27,9 @@ MODULE_EXCEPTIONS = {
     "light_league/scheduling/alphastar.py": 631,
     "light_league/tracking/payoff_render.py": 575,
     "light_league/algorithms/mappo/policy.py": 557,
+    # the envs came under the budget when they moved into the package (issue 55)
+    "light_league/envs/battalion.py": 778,
+    "light_league/envs/_poker.py": 640,
 }
 
 #: functions over the budget (``path::Class.method``), with their size when it came

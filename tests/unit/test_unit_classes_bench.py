@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import unit_classes as bench  # bench/ is on pytest's pythonpath
 
-import envs
-from envs import battalion_classes as bc
+from light_league import envs
+from light_league.envs import battalion_classes as bc
 
 
 def test_a_two_class_team_chooses_its_classes_then_plays_level_5() -> None:

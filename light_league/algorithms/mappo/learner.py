@@ -35,7 +35,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from envs.base import EnvSpec
 from light_league.algorithms.base import Learner, Snapshot, check_batch
 from light_league.algorithms.mappo.batch import minibatches, num_samples, prepare
 from light_league.algorithms.mappo.config import ARCH_VERSION, MAPPOConfig
@@ -49,6 +48,7 @@ from light_league.algorithms.mappo.loss import (
 from light_league.algorithms.mappo.policy import ILLEGAL_LOGIT, MAPPOPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 from light_league.errors import NonFiniteError
 from light_league.utils.device import check_device_here, to_cpu
 

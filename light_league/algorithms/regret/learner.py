@@ -39,7 +39,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from envs.base import EnvSpec
 from light_league.algorithms.base import Learner, Snapshot, check_batch
 from light_league.algorithms.mappo.config import ARCH_VERSION
 from light_league.algorithms.mappo.learner import MAPPOLearner
@@ -49,6 +48,7 @@ from light_league.algorithms.regret.memory import Reservoir
 from light_league.algorithms.regret.policy import RegretPolicy
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 from light_league.errors import NonFiniteError
 from light_league.utils.device import check_device_here, to_cpu
 

@@ -10,8 +10,8 @@
 wins), ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``.
 """
 
-from envs.base import BatchedEnv, BatchStep, EnvSpec
-from envs.registry import (
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs.registry import (
     action_names,
     env_names,
     exact_game,

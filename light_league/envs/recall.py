@@ -20,7 +20,7 @@ and mean outcome 0.5), and one that remembers hits every time (against ``random`
 ``1 - 1 / num_signals``, mean outcome ``1 - 1 / (2 num_signals)``). The critic's state appends the
 agent's own cue one-hot and the elapsed fraction of the episode (centralised training may see it).
 
-Signals come from the counter-based streams of :mod:`envs._rng` (key: seed, episode, decision,
+Signals come from the counter-based streams of :mod:`light_league.envs._rng` (key: seed, episode, decision,
 agent), so game ``b`` of a batch seeded ``s`` replays exactly like :class:`RecallParallelEnv`
 seeded ``s + b``.
 """
@@ -35,9 +35,9 @@ import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs import _rng
-from envs.base import BatchedEnv, BatchStep, EnvSpec
-from envs.parallel import UniformRandomPolicy
+from light_league.envs import _rng
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs.parallel import UniformRandomPolicy
 
 DEFAULT_NUM_SIGNALS = 4
 DEFAULT_DELAY = 6

@@ -29,8 +29,8 @@ import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs.base import BatchedEnv, BatchStep, EnvSpec
-from envs.parallel import UniformRandomPolicy
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs.parallel import UniformRandomPolicy
 
 AGENTS = ("player_0", "player_1")
 BIASED_RPS = ((0.0, -1.0, 2.0), (1.0, 0.0, -1.0), (-2.0, 1.0, 0.0))

@@ -1,6 +1,6 @@
 """A learner plugin: MAPPO whose entropy bonus decays geometrically with every update.
 
-Name it in a config as ``learner.kind: examples.my_learner:AnnealedEntropyLearner`` with its
+Name it in a config as ``learner.kind: light_league.examples.my_learner:AnnealedEntropyLearner`` with its
 options under ``learner.options`` (validated by :class:`AnnealedEntropyConfig`).
 """
 
@@ -10,11 +10,11 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from envs.base import EnvSpec
 from light_league.algorithms.mappo.config import MAPPOConfig
 from light_league.algorithms.mappo.learner import MAPPOLearner
 from light_league.config_base import Section
 from light_league.data_buffer.episode import SampleBatch
+from light_league.envs.base import EnvSpec
 
 
 class AnnealedEntropyConfig(MAPPOConfig):

@@ -3,8 +3,8 @@
 One main agent trains, each generation, only against the frozen member it beats least (ties go
 to the oldest), and is snapshotted after every generation. With no member yet it plays itself.
 
-Name it in a config as ``scheduler.name: examples.my_scheduler:HardestFirstScheduler`` (run from
-the repository root), or register it by entry point; docs/plugins.md walks through both.
+Name it in a config as ``scheduler.name: light_league.examples.my_scheduler:HardestFirstScheduler``
+(installed with the package), or register it by entry point; docs/plugins.md walks through both.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the fact (``fixed_policies_for(**options)``, ``fixed_policy_ratings_for``, ``act
 battalion's ``unit_classes`` adds opponents and actions), which the registry calls when given
 the options. Adapters are named
 ``pettingzoo:<module>:<factory>`` and ``openspiel:<game>``; their only fixed policy is
-``random``. ``envs/`` imports nothing from ``light_league``, so the did-you-mean helper is local.
+``random``. ``light_league/envs/`` imports nothing from ``light_league``, so the did-you-mean helper is local.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
-from envs import adapters
-from envs.base import BatchedEnv, EnvSpec
-from envs.parallel import UniformRandomPolicy
+from light_league.envs import adapters
+from light_league.envs.base import BatchedEnv, EnvSpec
+from light_league.envs.parallel import UniformRandomPolicy
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,13 @@ class EnvEntry:
 
 
 BUILTIN_ENVS: dict[str, EnvEntry] = {
-    "battalion": EnvEntry("envs.battalion", policies="envs.battalion_scripted"),
-    "kuhn_poker": EnvEntry("envs.kuhn_poker"),
-    "leduc_poker": EnvEntry("envs.leduc_poker"),
-    "rps": EnvEntry("envs.matrix_games", {"game": "rps"}),
-    "biased_rps": EnvEntry("envs.matrix_games", {"game": "biased_rps"}),
-    "disc": EnvEntry("envs.matrix_games", {"game": "disc"}),
-    "recall": EnvEntry("envs.recall"),
+    "battalion": EnvEntry("light_league.envs.battalion", policies="light_league.envs.battalion_scripted"),
+    "kuhn_poker": EnvEntry("light_league.envs.kuhn_poker"),
+    "leduc_poker": EnvEntry("light_league.envs.leduc_poker"),
+    "rps": EnvEntry("light_league.envs.matrix_games", {"game": "rps"}),
+    "biased_rps": EnvEntry("light_league.envs.matrix_games", {"game": "biased_rps"}),
+    "disc": EnvEntry("light_league.envs.matrix_games", {"game": "disc"}),
+    "recall": EnvEntry("light_league.envs.recall"),
 }
 ADAPTER_PREFIXES = ("pettingzoo:", "openspiel:")
 
@@ -186,7 +186,7 @@ def exact_game(env_name: str) -> tuple[str, Callable[[Any, int], str] | None] | 
 
 @functools.cache
 def _openspiel_exact(env_name: str) -> tuple[str, None] | None:
-    from envs.adapters import parse_openspiel_name
+    from light_league.envs.adapters import parse_openspiel_name
 
     try:
         import pyspiel

@@ -30,7 +30,7 @@ import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
 
 
 class UniformRandomPolicy:

@@ -1,12 +1,12 @@
 """Play an exported policy (``python main.py export RUN_DIR MEMBER``) with torch alone.
 
     python main.py export runs/my_league main_agent_0-v12 --out main.pt2
-    python examples/exported_policy.py main.pt2 --games 20
+    python -m light_league.examples.exported_policy main.pt2 --games 20
 
-The file is loaded with ``torch.export.load``; no light_league module is imported (the game comes
-from this repository's ``envs`` package, PettingZoo's Parallel API). The exported policy takes
-seat 0 and plays ``--games`` games against a uniformly random opponent; the script prints its
-wins, draws and losses (the seat with the larger return wins).
+The file is loaded with ``torch.export.load``; nothing of light_league is imported but its envs
+(the game, through PettingZoo's Parallel API; ``light_league.envs`` imports nothing else of the
+package). The exported policy takes seat 0 and plays ``--games`` games against a uniformly random
+opponent; the script prints its wins, draws and losses (the seat with the larger return wins).
 
 ``torch.export.load`` is not safe on a file from elsewhere: it unpickles entries a file marks as
 pickled (and falls back to ``weights_only=False`` when a safe load fails), loads compiled code a
@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # the envs package of this checkout
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a file from a checkout: the light_league package beside it
     sys.path.insert(0, str(ROOT))
 
-import envs  # noqa: E402
-from envs.parallel import split_obs  # noqa: E402
+from light_league import envs  # noqa: E402
+from light_league.envs.parallel import split_obs  # noqa: E402
 
 #: the entries a file of ``main.py export`` holds (under its one top folder), and nothing else
 _ENTRIES = re.compile(

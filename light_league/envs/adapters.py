@@ -1,7 +1,7 @@
 """Adapters: any PettingZoo env (``pettingzoo:<module>:<factory>``) and any two-player OpenSpiel
 game (``openspiel:<game>``) as a light_league env.
 
-Both get their batched face from :class:`envs.parallel.ParallelBatchedEnv` (a loop over single
+Both get their batched face from :class:`light_league.envs.parallel.ParallelBatchedEnv` (a loop over single
 games). Keyword arguments reserved for the adapter (not passed to the wrapped env): ``max_steps``
 (truncation of the batched face), ``seats`` (agent indices per seat; default: first half, second
 half), ``score_range`` and ``win_loss`` (how returns become ``outcome``: by default seat 0's
@@ -29,6 +29,7 @@ import functools
 import importlib
 import inspect
 import os
+import pkgutil
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -42,8 +43,8 @@ from pettingzoo.utils.conversions import (
     turn_based_aec_to_parallel_wrapper,
 )
 
-from envs import _rng
-from envs.parallel import ParallelBatchedEnv, spec_from_parallel
+from light_league.envs import _rng
+from light_league.envs.parallel import ParallelBatchedEnv, spec_from_parallel
 
 DEFAULT_MAX_STEPS = 1000
 _ADAPTER_KEYS = ("max_steps", "seats", "score_range", "win_loss")
@@ -88,6 +89,23 @@ def parse_pettingzoo_name(name: str) -> tuple[str, str]:
             "e.g. pettingzoo:pettingzoo.classic.rps_v2:parallel_env"
         )
     return parts[1], parts[2]
+
+
+#: where these modules were before they moved into light_league (0.1.0, issue 55): a run directory
+#: written then may name ``pettingzoo:envs.<module>:<factory>``
+LEGACY_PACKAGE = "envs"
+
+
+def current_module(module_name: str) -> str:
+    """``module_name`` with the envs' old top-level path read as their place in the package:
+    ``envs.matrix_games`` is ``light_league.envs.matrix_games`` (a module of this package, so a
+    stored name keeps loading and never imports another installed ``envs``); any other name as
+    given."""
+    head, _, rest = module_name.partition(".")
+    own = {info.name for info in pkgutil.iter_modules([os.path.dirname(__file__)])}
+    if head == LEGACY_PACKAGE and rest and rest.split(".")[0] in own:
+        return f"{__package__}.{rest}"
+    return module_name
 
 
 def _is_env_class(obj: object) -> bool:
@@ -141,6 +159,7 @@ def _import_failure(name: str, module_name: str, exc: ImportError) -> str:
 def make_pettingzoo_parallel(name: str, **kwargs: Any) -> ParallelEnv:
     """Build the PettingZoo env named ``pettingzoo:<module>:<factory>`` as a ``ParallelEnv``."""
     module_name, factory_name = parse_pettingzoo_name(name)
+    module_name = current_module(module_name)
     _, env_kwargs = _split_kwargs(kwargs)
     try:
         module = importlib.import_module(module_name)

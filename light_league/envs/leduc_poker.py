@@ -9,19 +9,19 @@ equal ranks split. Returns are in chips, within ``[-13, 13]``.
 The observation is OpenSpiel's ``information_state_tensor`` (30 floats: observer one-hot,
 private card, public card once dealt, then four [call, raise] pairs per round);
 :func:`infostate_string` maps it to OpenSpiel's ``information_state_string``. See
-``envs/_poker.py`` for the batched and PettingZoo faces.
+``light_league/envs/_poker.py`` for the batched and PettingZoo faces.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from envs._poker import (
+from light_league.envs._poker import (
     BettingState,
     PokerGame,
     PokerRules,
 )
-from envs.parallel import UniformRandomPolicy
+from light_league.envs.parallel import UniformRandomPolicy
 
 FOLD, CALL, RAISE = 0, 1, 2
 RAISE_SIZES = (2, 4)

@@ -17,7 +17,7 @@ then enemies) its class (one-hot, 3) and ``edge`` (+1: our fire into it is stron
 otherwise or for an ally), all zero before the choice and once the battalion is out of play.
 The critic's state starts with the observation, so it holds them too.
 
-This module holds the rules' numbers and their vectorised pieces; :mod:`envs.battalion` applies
+This module holds the rules' numbers and their vectorised pieces; :mod:`light_league.envs.battalion` applies
 them in both of its faces.
 """
 
@@ -43,7 +43,7 @@ EDGE = np.array(
 )
 #: ``DAMAGE[shooter class, target class]``: the multiplier of the classic damage
 DAMAGE = np.where(EDGE > 0, STRONG, np.where(EDGE < 0, WEAK, 1.0))
-#: the class actions, numbered after the classic eight (``envs.battalion.NUM_ACTIONS``)
+#: the class actions, numbered after the classic eight (``light_league.envs.battalion.NUM_ACTIONS``)
 CHOICE_NAMES = tuple(f"choose_{name}" for name in CLASS_NAMES)
 OWN_CLASS_FEATURES = N_CLASSES
 OTHER_CLASS_FEATURES = N_CLASSES + 1

@@ -1,7 +1,7 @@
 """Scripted battalion opponents, levels 1 (weakest) to 5, acting from the observation vector only.
 
 They satisfy the framework's ``Policy`` protocol structurally (``log_probs(obs, mask, agent_idx)``)
-and read the observation layout documented in :mod:`envs.battalion` (the team size is read from
+and read the observation layout documented in :mod:`light_league.envs.battalion` (the team size is read from
 the observation width, so one policy object plays 1v1, 2v2 or 3v3):
 
 * level 1 mostly holds its ground, drifts now and then and fires only occasionally;
@@ -15,7 +15,7 @@ the observation width, so one policy object plays 1v1, 2v2 or 3v3):
   firing at whatever is in its arc while the focus target is outside it (more than 45 degrees
   off its facing).
 
-With ``unit_classes`` (:mod:`envs.battalion_classes`) every level plays the same way after the
+With ``unit_classes`` (:mod:`light_league.envs.battalion_classes`) every level plays the same way after the
 choice step, where it picks each battalion's class uniformly at random (the even mixture, which
 no choice of classes beats). Level 5's committed variants, ``scripted_l5_infantry``,
 ``scripted_l5_cavalry`` and ``scripted_l5_archers``, choose their class for every battalion, then
@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from envs import battalion_classes as bc
-from envs.base import EnvSpec
-from envs.battalion import (
+from light_league.envs import battalion_classes as bc
+from light_league.envs.base import EnvSpec
+from light_league.envs.battalion import (
     ADVANCE,
     FIRE,
     FIRE_RANGE,
@@ -48,7 +48,7 @@ from envs.battalion import (
     TURN_RIGHT,
     obs_dim,
 )
-from envs.parallel import UniformRandomPolicy
+from light_league.envs.parallel import UniformRandomPolicy
 
 #: one turn action, in radians
 TURN_STEP = 2.0 * math.pi / 24.0
@@ -58,7 +58,7 @@ _L1_HOLD, _L1_FIRE, _L1_DRIFT = 0.45, 0.35, 0.2
 
 class ScriptedBattalionPolicy:
     """A fixed battalion opponent of the given ``level`` (1..5) for ``spec.team_size`` a side;
-    with ``unit_classes``, ``commit`` (a class of :mod:`envs.battalion_classes`) is the class it
+    with ``unit_classes``, ``commit`` (a class of :mod:`light_league.envs.battalion_classes`) is the class it
     chooses for every battalion (None: each one's uniformly at random)."""
 
     def __init__(self, spec: EnvSpec, level: int, commit: int | None = None) -> None:

@@ -37,9 +37,9 @@ Option ``unit_classes`` (default false: the rules above, exactly): every battali
 class (infantry, cavalry, archers) that its team chooses on the first step, each class's fire
 doing extra damage into one class and less into another, a counter triangle that both teams see.
 The rules, the three actions it adds and the observation features it appends are in
-:mod:`envs.battalion_classes`; ``docs/battalion.md`` tells the game.
+:mod:`light_league.envs.battalion_classes`; ``docs/battalion.md`` tells the game.
 
-Randomness (start jitter, fire noise) comes from the counter-based streams of :mod:`envs._rng`, so
+Randomness (start jitter, fire noise) comes from the counter-based streams of :mod:`light_league.envs._rng`, so
 game ``b`` of a batch seeded ``s`` replays exactly like :class:`BattalionParallelEnv` seeded
 ``s + b``.
 """
@@ -54,9 +54,9 @@ import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs import _rng
-from envs import battalion_classes as bc
-from envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs import _rng
+from light_league.envs import battalion_classes as bc
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
 
 N_DIRS = 24
 COS: tuple[float, ...] = tuple(math.cos(2.0 * math.pi * k / N_DIRS) for k in range(N_DIRS))
@@ -115,7 +115,7 @@ def _check_args(team_size: int, max_steps: int, unit_classes: bool = False) -> N
 
 def make_spec(team_size: int, max_steps: int, unit_classes: bool = False) -> EnvSpec:
     """The :class:`EnvSpec` of a ``team_size`` v ``team_size`` battle (``unit_classes``: the
-    counter triangle of :mod:`envs.battalion_classes`)."""
+    counter triangle of :mod:`light_league.envs.battalion_classes`)."""
     _check_args(team_size, max_steps, unit_classes)
     n_obs = obs_dim(team_size, unit_classes)
     agents = tuple(f"blue_{k}" for k in range(team_size)) + tuple(f"red_{k}" for k in range(team_size))
@@ -767,7 +767,7 @@ def make_batched(
     num_envs: int, *, team_size: int = 2, max_steps: int = DEFAULT_MAX_STEPS, unit_classes: bool = False
 ) -> BattalionBatchedEnv:
     """``num_envs`` battalion games in one numpy call (``team_size`` battalions a side;
-    ``unit_classes``: the counter triangle of :mod:`envs.battalion_classes`)."""
+    ``unit_classes``: the counter triangle of :mod:`light_league.envs.battalion_classes`)."""
     return BattalionBatchedEnv(num_envs, team_size=team_size, max_steps=max_steps, unit_classes=unit_classes)
 
 

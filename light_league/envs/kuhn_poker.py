@@ -6,19 +6,19 @@ Three cards (0 < 1 < 2), one each, ante 1. Actions (OpenSpiel's ids): 0 pass, 1 
 The observation is OpenSpiel's ``information_state_tensor`` (11 floats: observer one-hot, private
 card one-hot, then for each of the three possible actions a [pass, bet] pair);
 :func:`infostate_string` maps it to OpenSpiel's ``information_state_string`` (e.g. ``"2pb"``).
-See ``envs/_poker.py`` for the batched and PettingZoo faces.
+See ``light_league/envs/_poker.py`` for the batched and PettingZoo faces.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from envs._poker import (
+from light_league.envs._poker import (
     BettingState,
     PokerGame,
     PokerRules,
 )
-from envs.parallel import UniformRandomPolicy
+from light_league.envs.parallel import UniformRandomPolicy
 
 PASS, BET = 0, 1
 _LETTERS = "pb"

@@ -31,7 +31,7 @@ import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs.base import BatchedEnv, BatchStep, EnvSpec
+from light_league.envs.base import BatchedEnv, BatchStep, EnvSpec
 
 AGENTS = ("player_0", "player_1")
 _MASK64 = (1 << 64) - 1

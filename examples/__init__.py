@@ -1,1 +1,0 @@
-"""Example plugins for light_league (run from the repository root so that ``examples`` imports)."""
