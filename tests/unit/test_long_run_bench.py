@@ -31,7 +31,10 @@ def test_the_ratio_reads_the_10th_minute_and_the_last_10_minutes() -> None:
     gens = _run([(600.0, 4.0), (3000.0, 5.0), (3600.0, 6.0)])
     lines = bench.checks(gens, mark=120.0)
     assert lines[0].startswith("generation time, last 10 minutes / 10th minute: 6.00 s / 4.00 s = 1.50x")
-    assert "main_nash_conv: median 0.0100 in the minute to 120 s, 0.0100 in the last 10 minutes: no worse" in lines[1]
+    assert (
+        "main_nash_conv: median 0.0100 in the minute to 120 s, 0.0100 in the last 10 minutes: no worse"
+        in lines[1]
+    )
     assert len(lines) == 3  # no average policy recorded: no line for it
 
 
