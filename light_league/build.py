@@ -392,6 +392,7 @@ def _assemble(
     episode_server = executor.create(EpisodeServer, name="episode_server")
     ps, es = executor.client(policy_server), executor.client(episode_server)
     agents = _agent_manager(config, run_dir, spec)
+    agents.archive.keep_training = scheduler.reads_history  # PFSP over the archive reads them
     setups = scheduler.learners()
     for setup in setups:
         agents.register_learner(setup.learner_id, setup.role)

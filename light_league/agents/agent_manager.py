@@ -83,6 +83,10 @@ class AgentManager:
     def member_ids(self) -> list[str]:
         return [r.agent_id for r in self.members()]
 
+    def all_members(self) -> list[AgentRecord]:
+        """Every member, the archived ones too (a role with ``opponents: history`` draws from them)."""
+        return self.pool.list()
+
     def learners(self) -> dict[str, AgentType]:
         return dict(self.book.roles)
 

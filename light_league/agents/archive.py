@@ -107,6 +107,9 @@ class Archive:
     ) -> None:
         self.size, self.recent, self.sample_size, self.restore_max = size, recent, sample, restore_max
         self.seed = seed
+        #: keep the decayed training win rates against archived members (a role draws them:
+        #: ``opponents: history``); else they are forgotten with the member
+        self.keep_training = False
         #: archived member ids, in the order they were archived
         self.members: dict[str, None] = {}
         self.last = ArchiveChange((), (), 0)
@@ -143,7 +146,8 @@ class Archive:
         """:meth:`update` after the solve ``stats`` of the active set (``keep``: members that stay
         active too, e.g. the best main agent so far): the pool's manifest marks the archived
         members, the payoff table and the decayed win rates forget their games (the match log keeps
-        every game), so what they hold stays the size of the active set."""
+        every game), so what they hold stays the size of the active set (the win rates against
+        archived members are kept with :attr:`keep_training`: learners times members)."""
         if not self.enabled:
             return self.last
         table, sample = records.payoff_table, self.sample(generation)
@@ -160,7 +164,8 @@ class Archive:
             pool.mark_archived(self.members)
         # what the table held of the archived members was read (their sample games too): let it go
         table.forget([*change.archived, *(x for x in sample if x in self.members)], table.agents())
-        records.training.forget(set(self.members))
+        if not self.keep_training:
+            records.training.forget(set(self.members))
         return change
 
     def update(

@@ -51,6 +51,8 @@ OpponentWeighting = Literal["pfsp", "meta", "pfsp_meta"]
 #: the weightings' former names (still read in a config): ``nash`` and ``pfsp_nash``
 FORMER_WEIGHTINGS = {"nash": "meta", "pfsp_nash": "pfsp_meta"}
 PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]
+#: whom a role's PFSP draws from: the active set, or every member (the archive too)
+OpponentPool = Literal["active", "history"]
 ResetTarget = Literal["initial", "main_agent"]
 
 
@@ -127,6 +129,18 @@ class CheckpointRules(Section):
         return FORMER_WEIGHTINGS.get(value, value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
+    def _history_by_pfsp(self) -> CheckpointRules:
+        """``opponents: history`` draws archived members, to which the meta-strategy (solved over
+        the active set) gives no weight: only ``weighting: pfsp`` can draw them."""
+        opponents, weighting = getattr(self, "opponents", "active"), getattr(self, "weighting", "pfsp")
+        if opponents == "history" and weighting != "pfsp":
+            raise ValueError(
+                f"opponents: history draws archived members, which the meta-strategy does not weigh "
+                f"(weighting: {weighting} would never draw them); set weighting: pfsp"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _max_not_below_min(self) -> CheckpointRules:
         if self.checkpoint_max_steps < self.checkpoint_min_steps:
             raise ValueError(
@@ -143,6 +157,10 @@ class MainAgentRules(CheckpointRules):
     """How the PFSP branch over all frozen players is weighted: pfsp | meta | pfsp_meta (the
     meta-strategy's weights alone, or times PFSP; ``nash`` / ``pfsp_nash``, their former names,
     are still read)."""
+    opponents: OpponentPool = "active"
+    """Whom the PFSP branch draws from: ``active`` (the active set, ``league.active_set``) or
+    ``history`` (every member, the archived ones too; needs ``weighting: pfsp``, as the
+    meta-strategy weighs the active set only). Verification and self-play stay on the active set."""
     pfsp_probability: float = Field(default=0.5, ge=0.0, le=1.0)
     """Share of matches drawn by squared PFSP from all frozen players (AlphaStar: 50%)."""
     verification_probability: float = Field(default=0.15, ge=0.0, le=1.0)
@@ -180,6 +198,9 @@ class MainExploiterRules(ResetRules):
 
     weighting: OpponentWeighting = "pfsp"
     """How the curriculum branch over a main agent's history is weighted: pfsp | meta | pfsp_meta."""
+    opponents: OpponentPool = "active"
+    """Whom the curriculum draws from: a main agent's snapshots in the active set (``active``) or
+    all of them, the archived ones too (``history``; needs ``weighting: pfsp``)."""
     main_win_rate: float = Field(default=0.1, ge=0.0, le=1.0)
     """Play the current main agent when the win rate against it exceeds this (pseudocode 0.1; paper text 0.2)."""
     curriculum_probability: float = Field(default=1.0, ge=0.0, le=1.0)
@@ -191,6 +212,10 @@ class LeagueExploiterRules(ResetRules):
 
     weighting: OpponentWeighting = "pfsp_meta"
     """How PFSP over all frozen players is weighted: pfsp | meta | pfsp_meta."""
+    opponents: OpponentPool = "active"
+    """Whom PFSP draws from: ``active`` (the active set, ``league.active_set``) or ``history``
+    (every member, the archived ones too; needs ``weighting: pfsp``, as the meta-strategy weighs
+    the active set only)."""
     pfsp_curve: PFSPCurve = "linear_capped"
     """PFSP curve over all frozen players (pseudocode: linear_capped; DI-engine uses squared)."""
     reset_probability: float = Field(default=0.25, ge=0.0, le=1.0)
@@ -302,13 +327,14 @@ class AlphaStarRole(Role):
             mixture.meta_mass[branch] = round(float(meta_weights.sum()), 6)
         return {c.agent_id: float(p) for c, p in zip(candidates, probs)}, used
 
-    @staticmethod
     def frozen_players(
-        league: LeagueView, weighting: OpponentWeighting, mixture: Mixture
+        self, league: LeagueView, weighting: OpponentWeighting, mixture: Mixture
     ) -> list[AgentRecord]:
         """The members a branch weighted by ``weighting`` chooses among: every member for ``meta``
-        (the meta-strategy decides), the :func:`trained` ones otherwise."""
-        members = league.members()
+        (the meta-strategy decides), the :func:`trained` ones otherwise; the active set's, or with
+        ``opponents: history`` the whole history's (:meth:`LeagueView.all_members`)."""
+        everyone = getattr(self.config, "opponents", "active") == "history"
+        members = league.all_members() if everyone else league.members()
         return members if weighting == "meta" else trained(members, mixture)
 
 
@@ -549,6 +575,13 @@ class LeagueScheduler(TaskScheduler):
             self.roles[label] = (cls(label, options), entry.count)
         self.snapshot_counts: dict[str, int] = {}
         self.reset_counts: dict[str, int] = {}
+
+    @property
+    def reads_history(self) -> bool:
+        """Whether a role draws opponents from the whole history (``opponents: history``)."""
+        return any(
+            getattr(role.config, "opponents", "active") == "history" for role, _ in self.roles.values()
+        )
 
     def role(self, label: str, learner_id: str) -> Role:
         """The role object of ``label`` (a ValueError naming the learner when the table has none)."""

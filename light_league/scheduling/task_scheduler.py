@@ -36,7 +36,12 @@ class LeagueView(Protocol):
         ...
 
     def members(self) -> list[AgentRecord]:
-        """The frozen population (snapshots and fixed baselines), oldest first."""
+        """The frozen population (snapshots and fixed baselines), oldest first: the active set's
+        members when ``league.active_set`` archived some."""
+        ...
+
+    def all_members(self) -> list[AgentRecord]:
+        """Every member, the archived ones too, oldest first (:meth:`members` with no archive)."""
         ...
 
     def learners(self) -> dict[str, AgentType]:
@@ -106,6 +111,12 @@ class TaskScheduler(ABC):
     @abstractmethod
     def after_training(self, league: LeagueView) -> GenerationDecisions:
         """Called after training (win rates include the generation's games): snapshot / reset."""
+
+    @property
+    def reads_history(self) -> bool:
+        """Whether the scheduler draws archived members as opponents (the league then keeps the
+        decayed win rates against them, which PFSP reads; forgotten otherwise)."""
+        return False
 
     def metrics(self, league: LeagueView, results: Sequence[MatchResult]) -> dict[str, float]:
         """Scalars of the scheduler's own from the generation's training games (none by default),

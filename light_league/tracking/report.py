@@ -280,7 +280,7 @@ def archive_line(record: GenerationRecord) -> list[str]:
     now = f"{len(record.archived_now)} archived, {len(record.restored_now)} brought back this generation"
     return [
         f"archive: {record.archived} members outside the active set of {len(record.population)} ({now}); "
-        "each stays loadable by id"
+        'each stays loadable by id (`pool.json` marks them `"archived": true`)'
     ]
 
 

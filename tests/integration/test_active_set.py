@@ -33,6 +33,28 @@ def records(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "generations.jsonl").read_text().splitlines()]
 
 
+def archived_during(run_dir: Path) -> dict[int, set[str]]:
+    """``{generation: the members archived while it ran}`` (archived by an earlier generation and
+    not brought back since), from generations.jsonl."""
+    out, gone = {}, set()
+    for record in records(run_dir):
+        out[record["generation"]] = set(gone)
+        gone = (gone | set(record.get("archived_now", []))) - set(record.get("restored_now", []))
+    return out
+
+
+def trained_against_archived(run_dir: Path) -> list[dict]:
+    """The training games (match log lines) against a member archived when they were drawn (a
+    generation's last episodes may finish in the next one: ``drawn_generation``)."""
+    during = archived_during(run_dir)
+    lines = [json.loads(line) for line in (run_dir / "matches.jsonl").read_text().splitlines()]
+    return [
+        g
+        for g in lines
+        if g["kind"] == "train" and {g["a"], g["b"]} & during.get(g["drawn_generation"], set())
+    ]
+
+
 def archived(run_dir: Path) -> list[str]:
     pool = json.loads((run_dir / "pool.json").read_text())
     return [a["agent_id"] for a in pool["agents"] if a["metadata"].get("archived")]
@@ -49,6 +71,7 @@ def test_a_small_active_set_archives_and_every_member_stays_loadable(tmp_path: P
     # the record's population is the table solved, before this generation's archiving
     assert not (set(gone) - set(last.get("archived_now", []))) & {m["id"] for m in last["population"]}
     assert "archive: " in report(run_dir)
+    assert not trained_against_archived(run_dir)  # opponents: active (the default) never draws one
     run = RunReader(run_dir)
     assert set(gone) <= set(run.members())
     member = next(m for m in gone if m.startswith("main_agent"))
@@ -72,3 +95,23 @@ def test_size_0_keeps_the_full_table(tmp_path: Path) -> None:
     assert "archived" not in last and not archived(run_dir)
     assert [m["id"] for m in last["population"]] == [a["agent_id"] for a in pool]
     assert saved_generations(run_dir) == [0, 1, 2]
+
+
+def test_pfsp_over_the_history_plays_archived_members(tmp_path: Path) -> None:
+    """``opponents: history`` (with ``weighting: pfsp``): the league exploiter draws archived members
+    too, in a fresh session and after a resume (archived members registered unread), and the
+    league keeps its win rates against them."""
+    run_dir = tmp_path / "run"
+    history = ["scheduler.league_exploiter.opponents=history", "scheduler.league_exploiter.weighting=pfsp"]
+    args = ["--config", RPS, "--run-dir", str(run_dir), "stop.max_generations=4", *SMALL, *history, *ARGS]
+    assert main(args) == 0
+    assert main(["--resume", str(run_dir), "stop.max_generations=6", "--quiet"]) == 0
+    played = trained_against_archived(run_dir)
+    assert {g["session"] for g in played} == {0, 1}, played
+    assert all(
+        g["a"].startswith("league_exploiter_0") or g["b"].startswith("league_exploiter_0") for g in played
+    )
+    latest = json.loads((run_dir / "checkpoint" / "latest.json").read_text())
+    state = json.loads((run_dir / "checkpoint" / latest["dir"] / "state.json").read_text())
+    kept = json.dumps(state["agents"]["training"])
+    assert any(f'"{m}"' in kept for m in state["agents"]["archived"])  # its win rates kept for PFSP

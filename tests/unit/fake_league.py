@@ -35,6 +35,8 @@ class FakeLeague:
     mixture: dict[str, float] = field(default_factory=dict)
     steps: dict[str, int] = field(default_factory=dict)
     generation_index: int = 0
+    archived: list[AgentRecord] = field(default_factory=list)
+    """Members of the archive (``league.active_set``): in :meth:`all_members`, not :meth:`members`."""
 
     @property
     def generation(self) -> int:
@@ -42,6 +44,9 @@ class FakeLeague:
 
     def members(self) -> list[AgentRecord]:
         return list(self.population)
+
+    def all_members(self) -> list[AgentRecord]:
+        return [*self.archived, *self.population]
 
     def learners(self) -> dict[str, AgentType]:
         return dict(self.learner_roles)

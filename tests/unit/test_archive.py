@@ -3,6 +3,7 @@ archived, who comes back, and that the AgentManager's views, pool manifest and s
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -152,3 +153,79 @@ def test_an_archived_member_registered_on_resume_is_read_when_first_pulled(tmp_p
     resumed.register_frozen("m-v1", tmp_path / "m-v1")
     assert resumed.get("m-v1").kind == "mappo"
     np.testing.assert_array_equal(resumed.pull({"m-v1": 0})["m-v1"].weights["w"], np.arange(3.0))
+
+
+def test_retired_resumed_and_brought_back_with_its_games_and_weights(tmp_path: Path) -> None:
+    """A member is archived, the league resumes (a new AgentManager from the saved state and the
+    run directory), a new main agent collapses against it, and it comes back: active again, its
+    manifest flag gone, its weights file byte for byte and loadable, its games in the match log,
+    its sequential Elo kept, and its cells against the active set evaluated again."""
+    from light_league.data_buffer.policy_files import load_policy_files, save_policy
+
+    def manager() -> AgentManager:
+        agents = AgentManager(
+            RunDir(tmp_path),
+            pool_max_size=1000,
+            payoff_decay=0.99,
+            elo_k=16.0,
+            baselines=["random"],
+            num_actions=3,
+            stability_draws=0,
+            archive=Archive(size=8, recent=1, sample=100, restore_max=1),
+        )
+        agents.register_learner("m", AgentType.MAIN_AGENT)
+        return agents
+
+    strength = {"random": -3.0}
+    rigged = {("m-v1", "m-v12"): 0.95}  # m-v12 collapses against m-v1 (and only against it)
+
+    def evaluate(agents: AgentManager) -> None:
+        results = []
+        for a, b in agents.missing_pairs():
+            logistic = 1.0 / (1.0 + np.exp(strength[b] - strength[a]))
+            p = rigged.get((a, b), 1.0 - rigged.get((b, a), 1.0 - logistic))
+            wins = round(20 * p)
+            results += [MatchResult(a, b, 0, 1.0 if k < wins else 0.0, 0.0) for k in range(20)]
+        agents.record_evaluation(results, {})
+
+    def generation(agents: AgentManager, k: int, member_strength: float) -> None:
+        member = agents.add_snapshot("m", str(tmp_path / "policies" / f"m-v{k}"))
+        save_policy(tmp_path / "policies" / member.agent_id, {"w": np.full(3, float(k))}, {"kind": "mappo"})
+        strength[member.agent_id] = member_strength
+        evaluate(agents)
+        agents.update_archive(agents.solve())
+        agents.advance()
+        agents.save()
+
+    agents = manager()
+    agents.add_baseline("random")
+    for k in range(12):  # each snapshot stronger: the old ones are dominated and archived
+        generation(agents, k, float(k))
+    assert "m-v1" in agents.archive and "m-v1" not in agents.member_ids()
+    weights_sha = hashlib.sha256((tmp_path / "policies" / "m-v1.pt").read_bytes()).hexdigest()
+    games = [line for line in (tmp_path / "matches.jsonl").read_text().splitlines() if '"m-v1"' in line]
+    assert games
+    elo = agents.results.elo.get_rating("m-v1")
+    state = json.loads(json.dumps(agents.state_dict()))
+
+    resumed = manager()  # the pool from pool.json, the rest from the saved state
+    resumed.load_state_dict(state)
+    assert "m-v1" in resumed.archive and "m-v1" in resumed.pool
+    assert resumed.results.elo.get_rating("m-v1") == elo
+    generation(resumed, 12, 10.6)  # the active m-v11 beats m-v12 by 0.6, the archived m-v1 by 0.95
+    assert resumed.archive.last.restored == ("m-v1",)
+    assert "m-v1" in resumed.member_ids() and "m-v1" not in resumed.archive
+    manifest = json.loads((tmp_path / "pool.json").read_text())["agents"]
+    assert not next(a for a in manifest if a["agent_id"] == "m-v1")["metadata"].get("archived")
+    assert hashlib.sha256((tmp_path / "policies" / "m-v1.pt").read_bytes()).hexdigest() == weights_sha
+    weights, _ = load_policy_files(tmp_path / "policies" / "m-v1")
+    np.testing.assert_array_equal(weights["w"], np.full(3, 1.0))
+    log = [line for line in (tmp_path / "matches.jsonl").read_text().splitlines() if '"m-v1"' in line]
+    assert log[: len(games)] == games and len(log) > len(games)  # kept, and its games against m-v12
+    # back in the active set: its cells against the active set (all but m-v12's) are played again
+    again = {b if a == "m-v1" else a for a, b in resumed.missing_pairs() if "m-v1" in (a, b)}
+    assert again == set(resumed.member_ids()) - {"m-v1", "m-v12"}
+    # and a resume keeps it active
+    again_resumed = manager()
+    again_resumed.load_state_dict(json.loads(json.dumps(resumed.state_dict())))
+    assert "m-v1" in again_resumed.member_ids()

@@ -438,3 +438,44 @@ def test_untrained_snapshots_are_never_training_opponents_once_trained_ones_exis
     only_untrained = FakeLeague(league_learners(), population=[untrained])
     only_untrained.set_win_rates(LE, {"ma-v0": 0.5})
     assert "ma-v0" in task_for(make_scheduler().next_tasks(only_untrained), LE).opponents
+
+
+# ---- opponents: history (PFSP over the archive too) -----------------------------------------------
+
+
+def archived_league() -> FakeLeague:
+    """The exploiter pool with two archived main-agent snapshots: "old" (which the league
+    exploiter rarely beats) and "older"."""
+    league = exploiter_pool_league()
+    league.archived = [member(k, AgentType.MAIN_AGENT, parent=MA) for k in ("older", "old")]
+    league.set_win_rates(LE, {"old": 0.1, "older": 0.7})
+    league.set_win_rates(ME, {"old": 0.3})
+    return league
+
+
+def test_history_draws_archived_members_by_pfsp_and_active_never_does() -> None:
+    history = {"weighting": "pfsp", "opponents": "history"}
+    league = archived_league()
+    default = make_scheduler().next_tasks(league)
+    for task in default:
+        assert not {"old", "older"} & set(task.opponents), task
+    tasks = make_scheduler(league_exploiter=history, main_agent=history).next_tasks(league)
+    le = task_for(tasks, LE)
+    # linear capped PFSP over everyone: min(0.5, 1 - rate), normalised
+    raw = {"a": 0.5, "b": 0.4, "c": 0.1, "old": 0.5, "older": 0.3}
+    assert_mixture(le.opponents, {k: v / sum(raw.values()) for k, v in raw.items()})
+    assert {"old", "older"} <= set(task_for(tasks, MA).opponents)
+    # a main exploiter's curriculum over the main agent's history, the archived snapshots too
+    league.set_win_rates(ME, {MA: 0.0})
+    curriculum = make_scheduler(main_exploiter={"opponents": "history"}).next_tasks(league)
+    assert "old" in task_for(curriculum, ME).opponents
+    assert "old" not in task_for(make_scheduler().next_tasks(league), ME).opponents
+
+
+def test_history_needs_pfsp_weighting_and_the_scheduler_says_it_reads_history() -> None:
+    with pytest.raises(ValidationError, match="opponents: history.*set weighting: pfsp"):
+        LeagueSchedulerConfig.model_validate({"league_exploiter": {"opponents": "history"}})
+    with pytest.raises(ValidationError, match="opponents"):
+        LeagueSchedulerConfig.model_validate({"league_exploiter": {"opponents": "everyone"}})
+    assert not make_scheduler().reads_history
+    assert make_scheduler(main_exploiter={"opponents": "history"}).reads_history
