@@ -275,8 +275,12 @@ def _executor(config: ExperimentConfig, console: Console) -> Executor:
     return build_executor("local", watch=watch)
 
 
-def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> AgentManager:
-    return AgentManager(
+def _agent_manager(
+    config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec, keep_training: bool
+) -> AgentManager:
+    """The population; ``keep_training``: keep the learners' win rates against archived members
+    (a role's PFSP over the whole history reads them)."""
+    agents = AgentManager(
         run_dir,
         pool_max_size=config.league.pool_max_size,
         payoff_decay=config.league.payoff_decay,
@@ -296,6 +300,8 @@ def _agent_manager(config: ExperimentConfig, run_dir: RunDir, spec: EnvSpec) -> 
             seed=derive_seed(config.experiment.seed, "archive_sample"),
         ),
     )
+    agents.archive.keep_training = keep_training
+    return agents
 
 
 def _learners(
@@ -391,8 +397,7 @@ def _assemble(
     )
     episode_server = executor.create(EpisodeServer, name="episode_server")
     ps, es = executor.client(policy_server), executor.client(episode_server)
-    agents = _agent_manager(config, run_dir, spec)
-    agents.archive.keep_training = scheduler.reads_history  # PFSP over the archive reads them
+    agents = _agent_manager(config, run_dir, spec, keep_training=scheduler.reads_history)
     setups = scheduler.learners()
     for setup in setups:
         agents.register_learner(setup.learner_id, setup.role)

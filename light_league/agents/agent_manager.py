@@ -84,8 +84,7 @@ class AgentManager:
         return [r.agent_id for r in self.members()]
 
     def all_members(self) -> list[AgentRecord]:
-        """Every member, the archived ones too (a role with ``opponents: history`` draws from them)."""
-        return self.pool.list()
+        return self.pool.list()  # the archived ones too (roles with ``opponents: history``)
 
     def learners(self) -> dict[str, AgentType]:
         return dict(self.book.roles)
@@ -209,10 +208,6 @@ class AgentManager:
             return []
         ranked = self.meta_game.refinement(rates, games, self.results.payoff_table.exact_cells(ids), cap)
         return [(ids[i], ids[j], priority) for i, j, priority in ranked]
-
-    def ratings(self, ids: list[str]) -> dict[str, float]:
-        """Fitted Elo of ``ids`` over every evaluation (and exact) game so far (``GameRecords.ratings``)."""
-        return self.results.ratings(ids)[0]
 
     def advance(self) -> None:
         self._generation += 1

@@ -26,7 +26,12 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from light_league.config_base import Section
-from light_league.game_theory.pfsp import UNIFORM_FALLBACK_BELOW, pfsp_probabilities
+from light_league.game_theory.pfsp import (
+    OpponentWeighting,
+    combine_weights,
+    pfsp_probabilities,
+    remove_monotonic_suffix,
+)
 from light_league.plugins import PluginKind, resolve, validate_options
 from light_league.scheduling.roles import (
     Mixture,
@@ -47,57 +52,12 @@ from light_league.scheduling.task_scheduler import (
 )
 from light_league.types import AgentRecord, AgentType, MatchResult, learner_role
 
-OpponentWeighting = Literal["pfsp", "meta", "pfsp_meta"]
 #: the weightings' former names (still read in a config): ``nash`` and ``pfsp_nash``
 FORMER_WEIGHTINGS = {"nash": "meta", "pfsp_nash": "pfsp_meta"}
 PFSPCurve = Literal["squared", "variance", "linear", "linear_capped"]
 #: whom a role's PFSP draws from: the active set, or every member (the archive too)
 OpponentPool = Literal["active", "history"]
 ResetTarget = Literal["initial", "main_agent"]
-
-
-# --------------------------------------------------------------------------------------------
-# Pure functions
-# --------------------------------------------------------------------------------------------
-
-
-def remove_monotonic_suffix(win_rates: Sequence[float]) -> int:
-    """Length of the prefix of ``win_rates`` (oldest first) that may hold forgotten players.
-
-    AlphaStar's ``remove_monotonic_suffix``: scanning from the newest checkpoint back, the first
-    older checkpoint beaten *less* often than its successor marks the end of the kept prefix; a
-    list that never increases (every newer checkpoint is harder) keeps nothing. Returns the
-    number of leading entries to keep (0 for an empty or one-element list).
-    """
-    for i in range(len(win_rates) - 1, 0, -1):
-        if win_rates[i - 1] < win_rates[i]:
-            return i + 1
-    return 0
-
-
-def combine_weights(
-    pfsp_probs: np.ndarray, meta_weights: np.ndarray | None, weighting: OpponentWeighting
-) -> tuple[np.ndarray, str]:
-    """Opponent probabilities for one weighting, and the label of what was actually used.
-
-    ``pfsp_probs`` are normalised PFSP probabilities over the candidates, ``meta_weights`` the
-    meta-strategy's mass of each candidate (``None`` before the first). ``meta`` gives
-    probabilities proportional to the meta-strategy (a zero-weight candidate is never drawn);
-    ``pfsp_meta`` multiplies PFSP by the meta-strategy and renormalises. Whenever the
-    meta-strategy's part is missing or sums to zero over the candidates, PFSP alone is returned
-    and the label says why.
-    """
-    if weighting == "pfsp":
-        return pfsp_probs, "pfsp"
-    if meta_weights is None:
-        return pfsp_probs, "pfsp(fallback:no_meta_strategy)"
-    meta = np.clip(np.asarray(meta_weights, dtype=np.float64), 0.0, None)
-    mixed = meta if weighting == "meta" else pfsp_probs * meta
-    total = mixed.sum()
-    if total < UNIFORM_FALLBACK_BELOW:
-        reason = "zero_meta_strategy" if weighting == "meta" else "zero_product"
-        return pfsp_probs, f"pfsp(fallback:{reason})"
-    return mixed / total, weighting
 
 
 # --------------------------------------------------------------------------------------------
@@ -121,6 +81,11 @@ class CheckpointRules(Section):
     """Timeout: snapshot regardless of win rates once this many steps passed; AlphaStar's 4e9."""
     checkpoint_win_rate: float = Field(default=0.7, ge=0.0, le=1.0)
     """Snapshot early when every win rate against the role's targets exceeds this (AlphaStar: 0.7)."""
+    opponents: OpponentPool = "active"
+    """Whom the role's PFSP draws from: ``active`` (the active set, ``league.active_set``) or
+    ``history`` (every member, the archived ones too; needs ``weighting: pfsp``, which the
+    meta-strategy, solved over the active set, cannot give them). Verification and self-play
+    stay on the active set; the main exploiter's curriculum draws its main agent's snapshots."""
 
     @field_validator("weighting", mode="before", check_fields=False)
     @classmethod
@@ -130,10 +95,9 @@ class CheckpointRules(Section):
 
     @model_validator(mode="after")
     def _history_by_pfsp(self) -> CheckpointRules:
-        """``opponents: history`` draws archived members, to which the meta-strategy (solved over
-        the active set) gives no weight: only ``weighting: pfsp`` can draw them."""
-        opponents, weighting = getattr(self, "opponents", "active"), getattr(self, "weighting", "pfsp")
-        if opponents == "history" and weighting != "pfsp":
+        """``opponents: history`` draws archived members: only ``weighting: pfsp`` can."""
+        weighting = getattr(self, "weighting", "pfsp")
+        if self.opponents == "history" and weighting != "pfsp":
             raise ValueError(
                 f"opponents: history draws archived members, which the meta-strategy does not weigh "
                 f"(weighting: {weighting} would never draw them); set weighting: pfsp"
@@ -157,10 +121,6 @@ class MainAgentRules(CheckpointRules):
     """How the PFSP branch over all frozen players is weighted: pfsp | meta | pfsp_meta (the
     meta-strategy's weights alone, or times PFSP; ``nash`` / ``pfsp_nash``, their former names,
     are still read)."""
-    opponents: OpponentPool = "active"
-    """Whom the PFSP branch draws from: ``active`` (the active set, ``league.active_set``) or
-    ``history`` (every member, the archived ones too; needs ``weighting: pfsp``, as the
-    meta-strategy weighs the active set only). Verification and self-play stay on the active set."""
     pfsp_probability: float = Field(default=0.5, ge=0.0, le=1.0)
     """Share of matches drawn by squared PFSP from all frozen players (AlphaStar: 50%)."""
     verification_probability: float = Field(default=0.15, ge=0.0, le=1.0)
@@ -198,9 +158,6 @@ class MainExploiterRules(ResetRules):
 
     weighting: OpponentWeighting = "pfsp"
     """How the curriculum branch over a main agent's history is weighted: pfsp | meta | pfsp_meta."""
-    opponents: OpponentPool = "active"
-    """Whom the curriculum draws from: a main agent's snapshots in the active set (``active``) or
-    all of them, the archived ones too (``history``; needs ``weighting: pfsp``)."""
     main_win_rate: float = Field(default=0.1, ge=0.0, le=1.0)
     """Play the current main agent when the win rate against it exceeds this (pseudocode 0.1; paper text 0.2)."""
     curriculum_probability: float = Field(default=1.0, ge=0.0, le=1.0)
@@ -212,10 +169,6 @@ class LeagueExploiterRules(ResetRules):
 
     weighting: OpponentWeighting = "pfsp_meta"
     """How PFSP over all frozen players is weighted: pfsp | meta | pfsp_meta."""
-    opponents: OpponentPool = "active"
-    """Whom PFSP draws from: ``active`` (the active set, ``league.active_set``) or ``history``
-    (every member, the archived ones too; needs ``weighting: pfsp``, as the meta-strategy weighs
-    the active set only)."""
     pfsp_curve: PFSPCurve = "linear_capped"
     """PFSP curve over all frozen players (pseudocode: linear_capped; DI-engine uses squared)."""
     reset_probability: float = Field(default=0.25, ge=0.0, le=1.0)

@@ -30,7 +30,9 @@ CURRENT = [
     ROOT / "docs" / "data" / "league_run" / "generations.jsonl",
 ]
 #: a run written before the meta-strategy, the rating and meta_nash_conv had their names
-OLD = Path(__file__).parent / "data" / "generations_2026-11-23.jsonl"  # a psro_kuhn run's first lines, as written then
+OLD = (
+    Path(__file__).parent / "data" / "generations_2026-11-23.jsonl"
+)  # a psro_kuhn run's first lines, as written then
 
 
 def compact(data: object) -> str:
