@@ -427,7 +427,7 @@ def _close(runner: Runner, *, interrupted: bool) -> Exception | None:
     """Close the run (logs flushed, executor shut down, lock released): the exception a close
     raised, for the caller to say, or None."""
     try:
-        runner.close()
+        runner.close(interrupted=interrupted)
     except KeyboardInterrupt:
         # a second Ctrl-C while closing: close's own clean-up (executor, lock) has run, and the
         # interruption has been said once

@@ -393,8 +393,12 @@ class Runner:
             out[f"timing/train_{part}_s"] = secs
         return out
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        """Close the logs, the executor and the lock; ``interrupted`` (Ctrl-C, SIGTERM): the charts
+        still being drawn get a few seconds (:meth:`MetricLogger.interrupt`), not minutes."""
         try:
+            if interrupted:
+                self.logger.interrupt()
             self.logger.close()
         finally:
             try:

@@ -49,6 +49,8 @@ import numpy as np
 from light_league.tracking.logger import PayoffSnapshot
 
 log = logging.getLogger(__name__)
+#: how long an interrupted run waits for the charts still being drawn (``MetricLogger.interrupt``)
+INTERRUPTED_CLOSE_S = 10.0
 
 #: the charts drawn for every snapshot, in this order
 CHART_NAMES = ("payoff_heatmap", "meta_strategy")
@@ -241,11 +243,11 @@ class ChartRenderer:
         self._draw_here(leftover)
         return done
 
-    def close(self, timeout_s: float = 300.0) -> bool:
+    def close(self, timeout_s: float = 300.0, *, quiet: bool = False) -> bool:
         """Draw every pending chart (waiting at most ``timeout_s``), then stop the child.
 
         Returns False if charts were still pending at the timeout (they are skipped; a warning
-        says so).
+        says so, or with ``quiet`` the debug log: an interrupted run has said its one line).
         """
         if self._closed:
             return True
@@ -259,7 +261,7 @@ class ChartRenderer:
         self._stop_child(kill=not done)
         if lost:
             self.failed += lost
-            log.warning(
+            (log.debug if quiet else log.warning)(
                 "payoff charts of generation(s) %s still pending after %.0f s; skipped", lost, timeout_s
             )
         return done

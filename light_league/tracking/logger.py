@@ -207,6 +207,11 @@ class MetricLogger(ABC):
     def close(self) -> None:
         """Flush and release files; the logger must not be used afterwards."""
 
+    def interrupt(self) -> None:
+        """The run was interrupted (Ctrl-C, SIGTERM) and :meth:`close` comes next: cut short the
+        background work it would wait for (charts still being drawn), a few seconds at most."""
+        return None
+
 
 class NullLogger(MetricLogger):
     """Discards everything (logging turned off, or a worker that must not log)."""
@@ -255,6 +260,10 @@ class MultiLogger(MetricLogger):
     def flush(self) -> None:
         for logger in self.loggers:
             logger.flush()
+
+    def interrupt(self) -> None:
+        for logger in self.loggers:
+            logger.interrupt()
 
     def close(self) -> None:
         for logger in self.loggers:

@@ -22,7 +22,12 @@ from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.custom_scalar import layout_pb2
 from torch.utils.tensorboard import SummaryWriter
 
-from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
+from light_league.tracking.chart_process import (
+    INTERRUPTED_CLOSE_S,
+    ChartRenderer,
+    RenderedCharts,
+    draw_charts,
+)
 from light_league.tracking.headline import CLOSED, Chart, custom_scalars_layout
 from light_league.tracking.logger import (
     CONFIG_TAG,
@@ -176,6 +181,11 @@ class TensorBoardLogger(MetricLogger):
 
     def flush(self) -> None:
         self._writer.flush()
+
+    def interrupt(self) -> None:
+        """The charts still being drawn get :data:`INTERRUPTED_CLOSE_S`; the rest are skipped."""
+        if self._charts is not None:
+            self._charts.close(INTERRUPTED_CLOSE_S, quiet=True)
 
     def close(self) -> None:
         """Wait for the images still being drawn, write them, then close the event file."""

@@ -20,7 +20,12 @@ from types import ModuleType
 from typing import Any
 
 from light_league.errors import ConfigError
-from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
+from light_league.tracking.chart_process import (
+    INTERRUPTED_CLOSE_S,
+    ChartRenderer,
+    RenderedCharts,
+    draw_charts,
+)
 from light_league.tracking.config import WandbConfig
 from light_league.tracking.logger import (
     CONFIG_TAG,
@@ -146,6 +151,11 @@ class WandbLogger(MetricLogger):
     def flush(self) -> None:
         """Log the charts drawn so far; wandb streams every ``log`` call to its service process."""
         self._log_drawn()
+
+    def interrupt(self) -> None:
+        """The charts still being drawn get :data:`INTERRUPTED_CLOSE_S`; the rest are skipped."""
+        if self._charts is not None:
+            self._charts.close(INTERRUPTED_CLOSE_S, quiet=True)
 
     def close(self) -> None:
         """Wait for the charts still being drawn, log them, then finish the W&B run."""

@@ -171,6 +171,32 @@ def test_close_gives_up_on_a_stuck_child_after_its_timeout() -> None:
 
 
 @pytest.mark.integration
+def test_an_interrupted_run_waits_seconds_for_its_charts_and_says_nothing_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ctrl-C: the charts still being drawn get ``INTERRUPTED_CLOSE_S``, then are skipped in the debug
+    log (the run has said its one line); close then waits for nothing."""
+    monkeypatch.setattr("light_league.tracking.tensorboard_logger.INTERRUPTED_CLOSE_S", 0.5)
+    logger = TensorBoardLogger(tmp_path / "tensorboard")
+    snapshots = [synthetic_snapshot(g) for g in range(3)]
+    for snapshot in snapshots:
+        save_payoff_snapshot(tmp_path, snapshot)
+    log_generations(logger, snapshots[:1])
+    charts = logger.charts
+    assert charts is not None and charts.child_pid is not None
+    os.kill(charts.child_pid, signal.SIGSTOP)  # a chart that would take minutes on a loaded machine
+    log_generations(logger, snapshots[1:], every_image=False)
+    started = time.monotonic()
+    with caplog.at_level("DEBUG", logger="light_league.tracking.chart_process"):
+        logger.interrupt()
+        logger.close()
+    assert time.monotonic() - started < 60  # not close's 300 s: only a hang fails this
+    assert charts.failed  # skipped ...
+    skipped = [r for r in caplog.records if "still pending" in r.getMessage()]
+    assert skipped and all(r.levelname == "DEBUG" for r in skipped)  # ... and not said on the console
+
+
+@pytest.mark.integration
 def test_stuck_charts_hold_back_no_scalar_or_table(tmp_path: Path) -> None:
     """A kill while the images are being drawn loses no generation's scalars or table."""
     logger = TensorBoardLogger(tmp_path / "tensorboard")
