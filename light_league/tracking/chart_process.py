@@ -49,8 +49,6 @@ import numpy as np
 from light_league.tracking.logger import PayoffSnapshot
 
 log = logging.getLogger(__name__)
-#: how long an interrupted run waits for the charts still being drawn (``MetricLogger.interrupt``)
-INTERRUPTED_CLOSE_S = 10.0
 
 #: the charts drawn for every snapshot, in this order
 CHART_NAMES = ("payoff_heatmap", "meta_strategy")
@@ -247,8 +245,7 @@ class ChartRenderer:
         """Draw every pending chart (waiting at most ``timeout_s``), then stop the child.
 
         Returns False if charts were still pending at the timeout (they are skipped; a warning
-        says so, or with ``quiet`` the debug log: an interrupted run has said its one line).
-        """
+        says so, the debug log with ``quiet``: an interrupted run has said its one line)."""
         if self._closed:
             return True
         done = self.wait(timeout_s)

@@ -180,6 +180,10 @@ def resolved_config_markdown(resolved: dict[str, Any]) -> str:
     return "```yaml\n" + yaml.safe_dump(plain, sort_keys=False) + "```\n"
 
 
+#: how long an interrupted run waits for the charts still being drawn (:meth:`MetricLogger.interrupt`)
+INTERRUPTED_CLOSE_S = 10.0
+
+
 class MetricLogger(ABC):
     """Every metric of a run is written through this interface (TensorBoard, W&B, nothing)."""
 

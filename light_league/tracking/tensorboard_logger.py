@@ -22,15 +22,11 @@ from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.custom_scalar import layout_pb2
 from torch.utils.tensorboard import SummaryWriter
 
-from light_league.tracking.chart_process import (
-    INTERRUPTED_CLOSE_S,
-    ChartRenderer,
-    RenderedCharts,
-    draw_charts,
-)
+from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
 from light_league.tracking.headline import CLOSED, Chart, custom_scalars_layout
 from light_league.tracking.logger import (
     CONFIG_TAG,
+    INTERRUPTED_CLOSE_S,
     META_STRATEGY_TAG,
     PAYOFF_HEATMAP_TAG,
     PAYOFF_TABLE_TAG,

@@ -20,15 +20,11 @@ from types import ModuleType
 from typing import Any
 
 from light_league.errors import ConfigError
-from light_league.tracking.chart_process import (
-    INTERRUPTED_CLOSE_S,
-    ChartRenderer,
-    RenderedCharts,
-    draw_charts,
-)
+from light_league.tracking.chart_process import ChartRenderer, RenderedCharts, draw_charts
 from light_league.tracking.config import WandbConfig
 from light_league.tracking.logger import (
     CONFIG_TAG,
+    INTERRUPTED_CLOSE_S,
     META_STRATEGY_TAG,
     PAYOFF_HEATMAP_TAG,
     PAYOFF_TABLE_TAG,
