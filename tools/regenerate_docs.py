@@ -1220,6 +1220,7 @@ FIGURES = (
     Figure("paired_games", "league.md", "bench/paired_games.txt", render_paired_games),
     Figure("league_scale_before", "league.md", "bench/league_scale_before.txt", render_bench_text),
     Figure("league_scale", "league.md", "bench/league_scale.txt", render_bench_text),
+    Figure("league_kuhn_long_run", "league.md", "bench/league_kuhn_long_run.txt", render_bench_text),
     Figure(
         "shared_games_kuhn", "league.md", "notes/data/tuning/kuhn_shared_games.txt", render_shared_games_kuhn
     ),
