@@ -49,6 +49,7 @@ from light_league.utils.atomic import (
     atomic_write_json,
     atomic_write_text,
     committed_size,
+    interrupts_held,
     read_json,
     remove_temp_files,
 )
@@ -91,7 +92,13 @@ class Checkpointer:
         self.generations_log = JsonlLog(run_dir.generations)
 
     def save(self, counters: RunCounters, record: dict[str, Any] | None) -> None:
-        """Write the league state after a completed generation (``record``) or after bootstrap (None)."""
+        """Write the league state after a completed generation (``record``) or after bootstrap (None).
+
+        A stop signal that arrives meanwhile is acted on once the checkpoint is whole."""
+        with interrupts_held():
+            self._commit(counters, record)
+
+    def _commit(self, counters: RunCounters, record: dict[str, Any] | None) -> None:
         rd = self.run_dir
         gen = self.agents.generation  # the next generation to run
         gen_dir = rd.checkpoint / (f"gen_{gen - 1:04d}" if gen > 0 else "initial")  # named by what it holds

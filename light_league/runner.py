@@ -49,6 +49,7 @@ from light_league.tracking.report import drop_payoff_snapshot, load_payoff_snaps
 from light_league.training.average import AveragePolicy
 from light_league.training.training_manager import TrainingManager, TrainingOutcome
 from light_league.types import AgentRecord, GenerationDecisions, TrainingTask, newest_main
+from light_league.utils.atomic import interrupts_held
 
 #: ``stop.target_nash_conv`` fires at ``nash_conv <= target + NASH_CONV_TOLERANCE``
 NASH_CONV_TOLERANCE = 1e-9
@@ -341,10 +342,11 @@ class Runner:
         self.handed_over = () if record.best_main is None else (record.best_main.id,)
         self._log(snapshot, record, outcome, stats)
         self.agents.advance()
-        self.checkpointer.save(self.counters(), record.to_json())
-        every = self.config.league.active_set.tables_every
-        if change.size and gen > 0 and (gen - 1) % every:  # the previous one is not the latest now
-            drop_payoff_snapshot(self.run_dir.root, gen - 1)
+        with interrupts_held():  # the commit and its clean-up run whole; a signal waits for them
+            self.checkpointer.save(self.counters(), record.to_json())
+            every = self.config.league.active_set.tables_every
+            if change.size and gen > 0 and (gen - 1) % every:  # the previous one is not the latest now
+                drop_payoff_snapshot(self.run_dir.root, gen - 1)
         return record
 
     def counters(self) -> RunCounters:

@@ -7,6 +7,9 @@ either the old file or the new one, never a mix.
 ``JsonlLog`` is an append-only JSON-lines log. A record is committed only once its trailing
 newline is on disk; on open, a torn last line (the process died mid-write) is cut off and
 everything before it is kept.
+
+``interrupts_held`` holds Ctrl-C, SIGTERM and SIGHUP while a checkpoint is committed, and raises
+the interrupt once the commit is whole.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import json
 import logging
 import os
 import re
+import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -236,3 +241,37 @@ def remove_temp_files(root: Path) -> list[Path]:
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed
+
+
+#: the signals that stop a run (``cli._stop_on_signals``)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Run the block whole: a stop signal that arrives inside it is acted on when it ends.
+
+    A checkpoint's commit writes files and removes the previous one; an interrupt raised in the
+    middle of ``shutil.rmtree`` closed its directory handles twice and ended the run with
+    ``OSError: [Errno 9]`` (exit 1) instead of the interrupted line. Inside the block each stop
+    signal whose handler is a Python function is noted, not run; at the end the handlers are put
+    back and the first one noted is called (raising ``KeyboardInterrupt`` for the run's own). Off
+    the main thread (where Python runs no handler) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[signal.Signals] = []
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    held = [s for s, handler in previous.items() if callable(handler)]
+    for s in held:
+        signal.signal(s, lambda signum, frame: noted.append(signal.Signals(signum)))
+    try:
+        yield
+    finally:
+        for s in held:
+            signal.signal(s, previous[s])
+    if noted:
+        handler = previous[noted[0]]
+        assert callable(handler)
+        handler(noted[0], None)

@@ -4,7 +4,9 @@ N = 0 never kills. The number of replaces done is printed to stderr at a normal 
 
 ``KILLPOINT_IN=<function>`` counts only the replaces made while ``<function>`` is on the call stack
 (``settle``: the archive's writes, test_archive_kill.py); ``KILLPOINT_AFTER=1`` kills just after
-the Nth such replace instead of just before it."""
+the Nth such replace instead of just before it. ``KILLPOINT_SIGNAL=TERM`` (any signal's name less
+``SIG``) sends that signal instead of SIGKILL and goes on (test_signals.py: a stop signal during a
+checkpoint's commit)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 KILL_AT = int(sys.argv[1])
 KILL_IN = os.environ.get("KILLPOINT_IN", "")
 KILL_AFTER = os.environ.get("KILLPOINT_AFTER") == "1"
+SIGNAL = getattr(signal, "SIG" + os.environ.get("KILLPOINT_SIGNAL", "KILL"))
 _count = 0
 _real_replace = os.replace
 
@@ -38,10 +41,10 @@ def _replace(src, dst, *args, **kwargs):  # type: ignore[no-untyped-def]
         return _real_replace(src, dst, *args, **kwargs)
     _count += 1
     if _count == KILL_AT and not KILL_AFTER:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), SIGNAL)
     done = _real_replace(src, dst, *args, **kwargs)
     if _count == KILL_AT:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), SIGNAL)
     return done
 
 

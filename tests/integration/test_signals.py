@@ -27,6 +27,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 RPS = str(ROOT / "expr_configs" / "rps_tiny.yaml")
+KILLER = str(Path(__file__).with_name("killpoint_main.py"))
 #: no TensorBoard: its chart process's close is test_background_charts' (Ctrl-C); these test the signals
 SMALL = [
     "scheduler.steps_per_generation=1024",
@@ -109,6 +110,38 @@ def test_sigterm_and_sighup_end_a_run_like_ctrl_c_and_it_resumes(
     assert [
         json.loads(line)["generation"] for line in (run_dir / "generations.jsonl").read_text().splitlines()
     ] == list(range(done + 1))
+
+
+def test_a_signal_during_a_checkpoint_commit_waits_for_the_commit(tmp_path: Path) -> None:
+    """SIGTERM at the first file write of generation 1's checkpoint: the commit, and the removal of
+    generation 0's checkpoint, finish; then the run stops as interrupted. Before, the interrupt was
+    raised where it landed: mid-commit (generation 1 lost), or inside ``shutil.rmtree`` of the old
+    checkpoint, where it became ``OSError: [Errno 9]`` and exit 1."""
+    run_dir = tmp_path / "run"
+    assert main(["--config", RPS, "--run-dir", str(run_dir), *SMALL, "stop.max_generations=1"]) == 0
+    proc = subprocess.run(
+        [sys.executable, KILLER, "1", "--resume", str(run_dir), "stop.max_generations=3", "--quiet"],
+        cwd=ROOT,
+        env={**os.environ, "KILLPOINT_IN": "_commit", "KILLPOINT_SIGNAL": "TERM"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    lines = [
+        line
+        for line in proc.stderr.splitlines()
+        if line.strip() and not line.startswith(("REPLACES", "run directory ", "generation "))
+    ]
+    assert proc.returncode == 130, (proc.returncode, lines[-20:])
+    assert len(lines) == 1 and lines[0].startswith("interrupted; completed generations are kept"), lines[-20:]
+    latest = json.loads((run_dir / "checkpoint" / "latest.json").read_text())
+    assert (latest["generation"], latest["dir"]) == (2, "gen_0001")  # generation 1's commit whole
+    assert [p.name for p in (run_dir / "checkpoint").iterdir() if p.is_dir()] == ["gen_0001"]
+    assert completed(run_dir) == 2
+    assert main(["--resume", str(run_dir), "stop.max_generations=3", "--quiet"]) == 0
+    assert [
+        json.loads(line)["generation"] for line in (run_dir / "generations.jsonl").read_text().splitlines()
+    ] == [0, 1, 2]
 
 
 class Sleeper:
