@@ -240,7 +240,7 @@ class ActiveSetSection(Section):
     that brings one back."""
     restore_max: int = Field(4, ge=0, le=100_000)
     """Most archived members brought back in one generation (those of the sample that beat the
-    newest main agent, best first)."""
+    newest main agent, the 95% interval of the win rate above 0.5; best first)."""
     tables_every: int = Field(10, ge=1, le=1_000_000)
     """Once the league archives: the payoff files (``payoff/gen_XXXX.json``, ``.npy``) of every
     this-many-th generation and of the latest are kept, the others removed when the next is written."""

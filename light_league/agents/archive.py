@@ -5,7 +5,8 @@ all of them and solving the whole table each generation makes a generation cost 
 With ``league.active_set.size`` > 0 the AgentManager keeps an *active set* of about that many
 members and archives the rest. Always active (protected): the baselines, the members the
 meta-strategy weights (up to half of ``size``, the most weighted), the newest ``recent`` members
-and (up to a quarter of ``size``) those that beat the newest main agent most; the rest of the room goes to the best rated, the lowest rated are
+and (up to a quarter of ``size``) those that beat the newest main agent most (beat: the 95%
+interval of the win rate above 0.5); the rest of the room goes to the best rated, the lowest rated are
 archived (:func:`to_archive`).
 An archived member stays in the pool (its manifest entry says ``"archived": true``), on disk
 and loadable by id by every command; the scheduler, the evaluation of new members and the
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from light_league.game_theory.uncertainty import cell_intervals
 from light_league.types import AgentType, newest_main
 from light_league.utils.checks import require
 
@@ -89,13 +91,21 @@ def to_archive(ids: Sequence[str], *, keep: set[str], rating: Mapping[str, float
 
 def beats_main(table: PayoffTable, ids: Sequence[str], mains: Mapping[str, float]) -> dict[str, float]:
     """``{id: win rate}`` of the members of ``ids`` that beat one of ``mains`` (the newest main
-    agents) in the evaluation table: their best win rate against one, where above 0.5."""
+    agents) in the evaluation table: their best win rate against one whose 95% interval
+    (:func:`~light_league.game_theory.uncertainty.cell_intervals`) lies above 0.5. A point estimate
+    above 0.5 over a new pairing's few games is a coin flip against a main agent near an
+    equilibrium: on a 2-hour Kuhn run it brought back 2.6 members a generation, 94% of them to be
+    archived again."""
+    pairs = [(m, main) for m in ids for main in mains if main != m]
+    if not pairs:
+        return {}
+    rates = np.array([table.win_rate(m, main) for m, main in pairs])
+    games = np.array([table.games(m, main) for m, main in pairs])
+    low, _ = cell_intervals(rates, games)
     out: dict[str, float] = {}
-    for member_id in ids:
-        rates = [table.win_rate(member_id, main) for main in mains if main != member_id]
-        best = max((r for r in rates if not math.isnan(r)), default=0.0)
-        if best > 0.5:
-            out[member_id] = best
+    for (member_id, _main), rate, bound in zip(pairs, rates, low):
+        if bound > 0.5 and rate > out.get(member_id, 0.0):
+            out[member_id] = float(rate)
     return out
 
 

@@ -214,7 +214,8 @@ class GenerationRecord:
     archived_now: tuple[str, ...] = _spec(_ids, "a list of member ids", written=NOT_EMPTY, factory=tuple)
     """The members archived in this generation."""
     restored_now: tuple[str, ...] = _spec(_ids, "a list of member ids", written=NOT_EMPTY, factory=tuple)
-    """The members brought back from the archive in this generation (they beat the newest main agent)."""
+    """The members brought back from the archive in this generation (they beat the newest main
+    agent: the 95% interval of the win rate above 0.5)."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Keys this version does not know (a newer version's): kept, and written back last."""
 

@@ -48,9 +48,21 @@ def test_an_archived_member_that_beats_the_main_agent_comes_back_best_first() ->
 
 def test_beats_main_reads_the_evaluation_table() -> None:
     table = PayoffTable()
-    table.add("a", "m", 8.0, 10.0)
-    table.add("b", "m", 2.0, 10.0)
+    table.add("a", "m", 80.0, 100.0)
+    table.add("b", "m", 20.0, 100.0)
     assert beats_main(table, ["a", "b", "c", "m"], {"m": 1.0}) == {"a": 0.8}
+
+
+def test_beating_the_main_agent_by_luck_is_not_beating_it() -> None:
+    """A new pairing's 32 games: 17 won (0.53) is a coin flip; 24 (0.75) is a beat (the 95%
+    Jeffreys interval's lower end 0.58); 22 (0.69) lies just above it (0.516), 21 (0.66) does not."""
+    table = PayoffTable()
+    for member, won in (("luck", 17.0), ("beat", 24.0), ("edge", 22.0), ("short", 21.0)):
+        table.add(member, "m", won, 32.0)
+    table.add("other", "m2", 30.0, 32.0)  # the best against either newest main agent
+    table.add("other", "m", 12.0, 32.0)
+    ids = ["luck", "beat", "edge", "short", "other", "m", "m2"]
+    assert beats_main(table, ids, {"m": 1.0, "m2": 1.0}) == {"beat": 0.75, "edge": 22 / 32, "other": 30 / 32}
 
 
 def test_the_archive_sample_is_the_same_all_generation_and_bounded() -> None:
