@@ -619,19 +619,6 @@ def render_results_recall(data: Path) -> str:
     )
 
 
-def render_results_kuhn_six_minutes(data: Path) -> str:
-    """league_kuhn.yaml on four more seeds for three times the time: the worst seed at the last mark."""
-    q = poker_curves(data)
-    mark = q["marks"][-1]
-    main, meta = _method_marks(data, "ours main")[mark], _method_marks(data, "ours meta")[mark]
-    seeds = _seed_list(_command_seeds(data.read_text(encoding="utf-8")))
-    return (
-        f"Seeds {seeds}, run for {mark} on {q['date']}, spread wider than these six: with three times the "
-        f"time the worst seed is still at {main[1]:.3f} (main agent) and {meta[1]:.3f} (meta-strategy) at "
-        f"{mark}. Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
-    )
-
-
 def _marks_table(text: str, title: str) -> dict[int, float]:
     """``bench/league_quality.py --marks``: the mean NashConv at each mark (seconds) of one table."""
     block = text.split(f"\n{title}:\n", 1)[1].split("\n\n", 1)[0]
@@ -639,21 +626,6 @@ def _marks_table(text: str, title: str) -> dict[int, float]:
     mean = re.search(r"^mean\s+((?:[\d.]+\s+)+)", block, re.M)
     values = [float(v) for v in mean[1].split()] if mean else []
     return dict(zip(marks, values, strict=False))
-
-
-def render_results_leduc_thirty_minutes(data: Path) -> str:
-    """The MAPPO league on Leduc for three times the time (one seed): its meta-strategy and newest
-    main agent at the marks of the run's second half."""
-    text = data.read_text(encoding="utf-8")
-    meta, main = _marks_table(text, "The Nash mixture"), _marks_table(text, "The newest main agent")
-    end = max(meta)
-    late = [t for t in meta if t >= end / 2]
-    return (
-        f"With three times the time (one seed, {end // 60} minutes, the learning-rate schedule stretched to "
-        f"match) that MAPPO league's meta-strategy read {_span([meta[t] for t in late])} at the marks from "
-        f"{late[0]:,} s on, and its newest main agent {_span([main[t] for t in late])}. "
-        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
-    )
 
 
 RESULTS_PLOT = DOCS / "img" / "results.png"
@@ -862,27 +834,6 @@ def render_least_exploitable_solve(data: Path) -> str:
     )
 
 
-def render_adaptive_evaluation(data: Path) -> str:
-    """``bench/adaptive_evaluation.py`` on the battalion league: the fewest games with which each
-    evaluation matches the reference's meta-strategy in every seed."""
-    text = data.read_text(encoding="utf-8")
-    reference = re.search(r"^Reference: (\d+) games per pair", text, re.M)
-    fixed = re.search(r"fewest games with TV <= ([\d.]+) in every seed \(fixed\): (\d+)", text)
-    adaptive = re.search(r"fewest games with TV <= [\d.]+ in every seed \(adaptive\): (\d+)", text)
-    ratio = re.search(r"ratio fixed / adaptive: ([\d.]+)x", text)
-    if not (reference and fixed and adaptive and ratio):
-        raise SystemExit(f"{data}: no reference or totals; is it bench/adaptive_evaluation.py's output?")
-    row = re.search(rf"^fixed\s+n=(\d+)\s+games\s+{fixed[2]}\s+TV per seed ((?:[\d.]+ )+)", text, re.M)
-    seeds = len(row[2].split()) if row else 0
-    return (
-        "Measured on the battalion league ([benchmarks.md](../notes/benchmarks.md#adaptive-evaluation-on-the-"
-        f"battalion-league)): adaptive evaluation matched the meta-strategy of a {int(reference[1]):,}-games-per-pair "
-        f"reference in {seeds} of {seeds} seeds with {int(adaptive[1]):,} games in total. The fixed count needed "
-        f"{int(fixed[2]):,} ({row[1] if row else '?'} per pair), {float(ratio[1]):.1f}x more. "
-        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
-    )
-
-
 def render_paired_games(data: Path) -> str:
     """``bench/paired_games.py``'s output, then the spread and worth of a paired game read from its rows."""
     text = data.read_text(encoding="utf-8")
@@ -926,80 +877,6 @@ def _finals(data: Path, method: str) -> list[float]:
     """The last NashConv of each seed's curve of ``method`` (``ours:shared meta``)."""
     curves = poker_curves(data)["curves"]
     return [curve[-1][1] for label, curve in curves.items() if label.startswith(f"{method}/s") and curve]
-
-
-def render_shared_games_kuhn(data: Path) -> str:
-    """league.md's sentence on shared games on Kuhn: the meta-strategy read from a million shared
-    games against the played table, over the bench's seeds, at its last mark."""
-    mark = poker_curves(data)["marks"][-1]
-    shared, played = _method_marks(data, "ours:shared meta")[mark], _method_marks(data, "ours meta")[mark]
-    finals = sorted(_finals(data, "ours:shared meta"))
-    seeds = len(finals)
-    return (
-        f"Measured on Kuhn, {seeds} seeds nobody tuned on, {mark} ([notes/tuning.md](../notes/tuning.md), "
-        '"One set of games for every cell: shared games"): with `evaluation.shared_games: 1000000` the '
-        f"meta-strategy is at {shared[0]:.3f} / {shared[1]:.3f} NashConv (mean / worst seed), against "
-        f"{played[0]:.3f} / {played[1]:.3f} read from the played table on the same machine; {seeds - 1} seeds of "
-        f"{seeds} end at {_span(finals[:-1], '{:.3f}')}, and the last, at {finals[-1]:.3f}, is held by its members "
-        "(the Nash of their exact table is no lower). "
-        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
-    )
-
-
-def render_results_shared_games_kuhn(data: Path) -> str:
-    """results.md's sentence on the shared games: what league_kuhn.yaml read before the speed-up."""
-    mark = poker_curves(data)["marks"][-1]
-    shared, played = _method_marks(data, "ours:shared meta")[mark], _method_marks(data, "ours meta")[mark]
-    return (
-        f"Before the speed-up below, the config read {shared[0]:.3f} / {shared[1]:.3f} that way and "
-        f"{played[0]:.3f} / {played[1]:.3f} from the played table at {mark}, on one machine. "
-        f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
-    )
-
-
-def render_shared_games_behaviour(data: Path) -> str:
-    """``bench/meta_noise.py``'s output, then the estimated behaviour against the uniform one: the
-    shared table's error and the exact NashConv of its Nash, over the runs and run by run."""
-    text = data.read_text(encoding="utf-8")
-    over = re.search(
-        r"over the runs \(mean / worst of every pool\): [\d,]+ estimated: error ([\d.]+) / ([\d.]+), NashConv "
-        r"([\d.]+) / ([\d.]+); [\d,]+ uniform: error ([\d.]+) / ([\d.]+), NashConv ([\d.]+) / ([\d.]+)",
-        text,
-    )
-    block = text.split("estimated NashConv", 1)[1].split("\nover the runs", 1)[0]
-    pairs = [
-        (float(m[1]), float(m[2]))
-        for m in re.finditer(r"^\S+\s+([\d.]+) / [\d.]+\s+([\d.]+) / [\d.]+$", block, re.M)
-    ]
-    if over is None or not pairs:
-        raise SystemExit(f"{data}: no shared-games rows; is it bench/meta_noise.py's output with --pools?")
-    better = sum(estimated < uniform for estimated, uniform in pairs)
-    return (
-        render_bench_text(data)
-        + f"\n\nThe table's error falls from {over[5]} / {over[6]} chips (mean / worst pool) to {over[1]} / "
-        + f"{over[2]}, and its Nash is less exploitable on {better} tables of {len(pairs)} ({over[3]} against "
-        + f"{over[7]} on average)."
-    )
-
-
-def render_shared_games_behaviour_runs(data: Path) -> str:
-    """The shipped Kuhn league with ``shared_games_behaviour: estimated`` (this bench file) against
-    ``uniform`` (the shipped figure's, ``docs/data/exploitability/league_kuhn.txt``): the
-    meta-strategy at the last mark."""
-    mark = poker_curves(data)["marks"][-1]
-    estimated = _method_marks(data, "ours meta")[mark]
-    uniform = _method_marks(DATA / "exploitability" / "league_kuhn.txt", "ours meta")[mark]
-    seeds = _seed_list(_command_seeds(data.read_text(encoding="utf-8")))
-    return (
-        ("That did not lower" if estimated[1] >= uniform[1] else "That lowered")
-        + " the meta-strategy's worst seed"
-        + (", which its population holds" if estimated[1] >= uniform[1] else "")
-        + f" (seeds {seeds} at {mark}: {estimated[0]:.3f} / {estimated[1]:.3f} mean / worst against "
-        + f"{uniform[0]:.3f} / {uniform[1]:.3f} with the uniform weights, `docs/data/exploitability/league_kuhn.txt`)"
-        + (", so `league_kuhn.yaml` keeps `uniform`" if estimated[1] >= uniform[1] else "")
-        + ' ([notes/tuning.md](../notes/tuning.md), "The shared games\' behaviour estimated from the games"). '
-        + f"Source: `{data.relative_to(ROOT)}`. {_bench_provenance(data)}"
-    )
 
 
 def _config_int(data: Path, key: str) -> int | None:
@@ -1172,30 +1049,12 @@ FIGURES = (
     Figure("results_cyclic_worth", "results.md", "bench/cyclic_worth.txt", render_bench_text),
     Figure("results_cyclic_worth_entropy", "results.md", "bench/cyclic_worth_entropy.txt", render_bench_text),
     Figure("results_kuhn", "results.md", "exploitability/league_kuhn.txt", render_results_kuhn),
-    Figure(
-        "results_shared_games_kuhn",
-        "results.md",
-        "notes/data/tuning/kuhn_shared_games.txt",
-        render_results_shared_games_kuhn,
-    ),
     Figure("results_regret_kuhn", "results.md", "exploitability/regret_kuhn.txt", render_results_kuhn),
-    Figure(
-        "results_kuhn_six_minutes",
-        "results.md",
-        "notes/data/tuning/kuhn_six_minutes.txt",
-        render_results_kuhn_six_minutes,
-    ),
     Figure("results_leduc_run", "results.md", "league_leduc_run", render_league_leduc_duration),
     Figure("results_leduc", "results.md", "exploitability/league_leduc.txt", render_results_leduc),
     Figure("results_regret_leduc", "results.md", "exploitability/regret_leduc.txt", render_results_leduc),
     Figure(
         "results_leduc_mappo", "results.md", "exploitability/league_leduc_mappo.txt", render_results_leduc
-    ),
-    Figure(
-        "results_leduc_thirty_minutes",
-        "results.md",
-        "notes/data/tuning/leduc_thirty_minutes.txt",
-        render_results_leduc_thirty_minutes,
     ),
     Figure("results_psro_kuhn", "results.md", "psro_kuhn_run", render_psro_kuhn_run),
     Figure("results_psro_leduc", "results.md", "psro_leduc_run", render_psro_leduc_run),
@@ -1214,28 +1073,10 @@ FIGURES = (
         "bench/least_exploitable_solve.txt",
         render_least_exploitable_solve,
     ),
-    Figure(
-        "adaptive_evaluation", "league.md", "notes/data/adaptive_evaluation.txt", render_adaptive_evaluation
-    ),
     Figure("paired_games", "league.md", "bench/paired_games.txt", render_paired_games),
     Figure("league_scale_before", "league.md", "bench/league_scale_before.txt", render_bench_text),
     Figure("league_scale", "league.md", "bench/league_scale.txt", render_bench_text),
     Figure("league_kuhn_long_run", "league.md", "bench/league_kuhn_long_run.txt", render_bench_text),
-    Figure(
-        "shared_games_kuhn", "league.md", "notes/data/tuning/kuhn_shared_games.txt", render_shared_games_kuhn
-    ),
-    Figure(
-        "shared_games_behaviour",
-        "league.md",
-        "bench/shared_games_behaviour.txt",
-        render_shared_games_behaviour,
-    ),
-    Figure(
-        "shared_games_behaviour_runs",
-        "league.md",
-        "notes/data/tuning/kuhn_shared_behaviour_bench.txt",
-        render_shared_games_behaviour_runs,
-    ),
     Figure("league_run_reading", "league.md", "league_run", render_league_run_reading),
     Figure(
         "league_vs_self_play_ci",
