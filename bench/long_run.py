@@ -6,7 +6,9 @@ end (active and archived), the median generation time and its phases, and the ex
 the outputs where the game records one (the newest main agent, the meta-strategy, the average
 policy). Then the two checks of a league meant to run for days: the median generation time of the
 last ``--window`` seconds against that of the 10th minute (generations ending in 540-600 s), and
-each output's NashConv at the end against its value at ``--mark`` seconds. It times
+each output's NashConv at the end against its value at ``--mark`` seconds. Then the archive's
+churn: the members brought back, and how many of them were archived again within ``--churn``
+generations (a member brought back on luck leaves again soon). It times
 ``main.py report`` on the run and prints the run directory's size.
 
     python main.py --config expr_configs/league_kuhn.yaml stop.max_wall_s=7200 \\
@@ -47,6 +49,8 @@ class Generation:
     archived: int
     timings: dict[str, float]
     nash_conv: dict[str, float] = field(default_factory=dict)
+    archived_now: tuple[str, ...] = ()
+    restored_now: tuple[str, ...] = ()
 
 
 def read(run_dir: Path) -> list[Generation]:
@@ -64,6 +68,8 @@ def read(run_dir: Path) -> list[Generation]:
                 archived=record.archived or 0,
                 timings=dict(record.timings),
                 nash_conv={k: float(v) for k, v in values.items() if v is not None},
+                archived_now=tuple(record.archived_now or ()),
+                restored_now=tuple(record.restored_now or ()),
             )
         )
         previous = record.wall_s or 0.0
@@ -131,6 +137,26 @@ def checks(gens: list[Generation], mark: float) -> list[str]:
     return lines
 
 
+def churn(gens: list[Generation], within: int) -> str:
+    """The members brought back from the archive, and the share of them archived again within
+    ``within`` generations (counted where the run went on that long after)."""
+    back = [(g.generation, m) for g in gens for m in g.restored_now]
+    if not back:
+        return "archive: no member brought back"
+    out_at: dict[str, list[int]] = {}
+    for g in gens:
+        for m in g.archived_now:
+            out_at.setdefault(m, []).append(g.generation)
+    last = gens[-1].generation
+    judged = [(gen, m) for gen, m in back if gen + within <= last]
+    again = sum(any(gen < o <= gen + within for o in out_at.get(m, [])) for gen, m in judged)
+    share = f"{again / len(judged):.0%}" if judged else "none yet"
+    return (
+        f"archive: {len(back)} members brought back ({len(back) / len(gens):.2f} a generation), "
+        f"{share} of them archived again within {within} generations"
+    )
+
+
 def _dir_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
 
@@ -140,6 +166,7 @@ def main() -> None:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--window", type=float, default=600.0, help="seconds of wall time per row")
     parser.add_argument("--mark", type=float, default=120.0, help="the early NashConv to compare with")
+    parser.add_argument("--churn", type=int, default=10, help="generations a member brought back is followed")
     parser.add_argument("--no-report", action="store_true", help="do not time main.py report")
     parser.add_argument("--out", type=Path, help="also write the output here, with its provenance")
     args = parser.parse_args()
@@ -161,6 +188,7 @@ def main() -> None:
         print()
         for line in checks(gens, args.mark):
             print(line)
+        print(churn(gens, args.churn))
         size = _dir_mb(args.run_dir)
         print(f"run directory: {size:.0f} MB, {size / len(gens):.2f} MB a generation")
         if not args.no_report:

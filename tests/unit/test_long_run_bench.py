@@ -51,3 +51,17 @@ def test_one_row_per_window_with_the_members_at_its_end() -> None:
     assert [r[0] for r in rows] == ["0-10", "10-20"]
     assert rows[0][1] == "0-119" and rows[0][2] == str(2 * 119) and rows[0][3] == str(2 * 119 - 200)
     assert rows[1][4] == "5.00"  # the median generation time
+
+
+def test_churn_counts_members_archived_again_soon_after_they_came_back() -> None:
+    gens = _run([(300.0, 5.0)])  # generations 0-59
+    gens[10].restored_now = ("a", "b")
+    gens[12].archived_now = ("a",)  # back for two generations: churn
+    gens[40].archived_now = ("b",)  # back for thirty: stayed
+    gens[55].restored_now = ("c",)  # too late to judge within 10
+    line = bench.churn(gens, within=10)
+    assert (
+        line
+        == "archive: 3 members brought back (0.05 a generation), 50% of them archived again within 10 generations"
+    )
+    assert bench.churn(_run([(60.0, 5.0)]), within=10) == "archive: no member brought back"
