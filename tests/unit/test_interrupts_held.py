@@ -39,7 +39,9 @@ def handlers() -> Iterator[list[int]]:
             signal.signal(s, h)
 
 
-def test_a_signal_inside_waits_for_the_end_then_runs_the_handler_once(handlers: list[int], tmp_path: Path) -> None:
+def test_a_signal_inside_waits_for_the_end_then_runs_the_handler_once(
+    handlers: list[int], tmp_path: Path
+) -> None:
     handler = signal.getsignal(signal.SIGTERM)
     old = tmp_path / "gen_0001"
     for i in range(50):
